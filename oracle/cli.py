@@ -3,6 +3,120 @@
 The console script points here because oracle/ may import resolver/, never the reverse."""
 from __future__ import annotations
 
-from resolver.cli import main
+import click
 
-__all__ = ["main"]
+from resolver.cli import data_option, library_errors, main
+
+__all__ = ["main", "oracle"]
+
+
+@main.group("oracle")
+def oracle() -> None:
+    """Analyses that read gold: gold paths, versions, ceilings, misses, N-best, signals.
+
+    Each command writes `<command>.json` and `<command>.md` into a new folder
+    results/oracle-<command>-<data tag or run id>/ (never overwritten: -2, -3, ... or --out).
+
+    Example: factres oracle ceiling
+    """
+
+
+def _out_option():
+    return click.option("--out", type=click.Path(file_okay=False),
+                        help="Write into this folder (it must not exist) instead of "
+                             "results/oracle-<command>-<tag>/.")
+
+
+def _report(analysis, out) -> None:
+    from .report import write
+    folder = write(analysis, out)
+    click.echo(f"wrote {folder / (analysis.command + '.json')} and "
+               f"{folder / (analysis.command + '.md')}")
+
+
+@oracle.command("paths")
+@data_option()
+@click.option("--max-hops", default=5, show_default=True, type=click.IntRange(1, 8),
+              help="Longest path searched.")
+@_out_option()
+@library_errors
+def paths_command(data, max_hops, out) -> None:
+    """For every multi-hop question: is there a gold path from the plan's base entity (or any
+    entity the question names), the shortest ones, and the version each hop takes.
+
+    Example: factres oracle paths --data resolver/data/fc/factconsolidation_6k.json
+    """
+    from .paths import analyse
+    _report(analyse(data, max_hops), out)
+
+
+@oracle.command("versions")
+@data_option()
+@_out_option()
+@library_errors
+def versions_command(data, out) -> None:
+    """Single-hop: is the gold the latest, the first or another version of its key. Multi-hop:
+    is the gold reachable with the latest at every hop, the first at every hop, or a mix.
+
+    Example: factres oracle versions
+    """
+    from .versions import analyse
+    _report(analyse(data), out)
+
+
+@oracle.command("ceiling")
+@data_option()
+@_out_option()
+@library_errors
+def ceiling_command(data, out) -> None:
+    """Contested keys, the exact best any one-version-per-key store can score, and what
+    "latest wins" scores, per source.
+
+    Example: factres oracle ceiling
+    """
+    from .ceiling import analyse
+    _report(analyse(data), out)
+
+
+@oracle.command("misses")
+@click.argument("run")
+@_out_option()
+@library_errors
+def misses_command(run, out) -> None:
+    """Sort every miss of a run into the bucket where it broke: no gold path, reader, selection,
+    older version, plan error (wrong entity, near synonym, hop short, padded, swapped), search.
+    RUN is a run id under results/ or a run folder.
+
+    Example: factres oracle misses 20250101-abc123-1
+    """
+    from .misses import analyse
+    _report(analyse(run), out)
+
+
+@oracle.command("nbest")
+@click.argument("run")
+@_out_option()
+@library_errors
+def nbest_command(run, out) -> None:
+    """Plan recall@N against success@N over the run's plan sets, N = 1, 2, ...
+    RUN is a run id under results/ or a run folder.
+
+    Example: factres oracle nbest 20250101-abc123-1
+    """
+    from .nbest import analyse
+    _report(analyse(run), out)
+
+
+@oracle.command("signals")
+@data_option()
+@_out_option()
+@library_errors
+def signals_command(data, out) -> None:
+    """Which signals a store could read separate hops whose gold takes an older version from
+    hops taking the latest: object degree, object's own facts, tie back to the subject, another
+    question's plan needing the key, serial distance, position by decile.
+
+    Example: factres oracle signals
+    """
+    from .signals import analyse
+    _report(analyse(data), out)

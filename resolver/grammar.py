@@ -18,7 +18,7 @@ _FRAME_TERMINALS = ("SERIAL", "_END")
 
 
 def grammar_text() -> str:
-    return resources.files("resolver.grammars").joinpath(GRAMMAR_FILE).read_text("utf-8")
+    return resources.files("resolver").joinpath("grammars", GRAMMAR_FILE).read_text("utf-8")
 
 
 def grammar_sha256() -> str:
@@ -28,7 +28,7 @@ def grammar_sha256() -> str:
 @lru_cache(maxsize=None)
 def fact_parser(transformer_factory=None) -> Lark:
     """The LALR parser; with a transformer it builds facts while parsing (no tree in between)."""
-    path = resources.files("resolver.grammars").joinpath(GRAMMAR_FILE)
+    path = resources.files("resolver").joinpath("grammars", GRAMMAR_FILE)
     with resources.as_file(path) as real_path:
         return Lark.open(str(real_path), parser="lalr", lexer="contextual",
                          start=["start", "line"],

@@ -223,3 +223,32 @@ BUNDLED = {
     "64k": "factconsolidation_64k_context.txt",
     "262k": "factconsolidation_262k_context.txt",
 }
+
+
+def parse_report(path: str | Path, *, use_cache: bool = True) -> list[dict]:
+    """What `factres parse` prints: one report per distinct context in the file (a .txt or a
+    row file of one size has one). Counts lines, facts, unparsed lines (all of them, with
+    their line number, text and reason), the relation histogram and the version statistics
+    of the store."""
+    dataset, _ = load([path], use_cache=use_cache)
+    reports = []
+    for sha, haystack in dataset.haystacks.items():
+        parsed, stats = haystack.parse, haystack.store.stats()
+        reports.append({
+            "path": str(path),
+            "context_sha256": sha,
+            "lines": parsed.lines,
+            "header": parsed.has_header,
+            "blank_lines": parsed.blank_lines,
+            "facts": len(parsed.facts),
+            "unparsed": len(parsed.unparsed),
+            "unparsed_lines": [{"line": u.line, "text": u.text, "reason": u.reason}
+                               for u in parsed.unparsed],
+            "keys": stats["keys"],
+            "keys_with_several_versions": stats["keys_with_several_versions"],
+            "deepest_version_chain": stats["deepest_version_chain"],
+            "entities": stats["entities"],
+            "relations": stats["relations"],
+            "notes": list(parsed.notes),
+        })
+    return reports

@@ -101,32 +101,72 @@ def execute_latest(plan: Plan, store, plan_set: str = "") -> Candidate | None:
 
 def resolve_question(question: Question, store, compiled: list[tuple[str, Compiled]]
                      ) -> Prediction:
-    """Plain resolver: the first plan (in plan-set order) whose chain completes wins."""
-    tried = 0
-    reasons = []
+    """Search over every plan of every set plus the enumeration; the best-scored path wins."""
+    from .search import search, select
+    plans = [(set_id, plan) for set_id, comp in compiled for plan in comp.plans]
+    set_ids = tuple(s for s, _ in compiled)
+    reading, candidates = search(question.text, store, plans)
+    winner = select(candidates)
+    if winner is None:
+        reasons = [f"{s}: {c.reason}" for s, c in compiled if c.reason]
+        reason = "no path from any base entity" if reading.bases else \
+            "names no entity that is the subject of a fact"
+        if reasons:
+            reason += "; " + "; ".join(reasons)
+        return Prediction(question.qid, question.text, question.source, "", reason, None, (),
+                          len(plans), set_ids, "no complete path")
+    suspicious = ""
+    if any(k.startswith("type-mismatch") for k, _ in winner.terms):
+        suspicious = "answer type mismatch"
+    return Prediction(question.qid, question.text, question.source, winner.answer, "", winner,
+                      tuple(candidates), len(plans), set_ids, suspicious)
+
+
+def resolve_question_plain(question: Question, store, compiled: list[tuple[str, Compiled]]
+                           ) -> Prediction:
+    """Plain resolver (the issue-3 baseline, no search): execute the plans in order, latest
+    version at every hop. The first plan that completes and whose last relation gives the type
+    the plan names wins; failing that, the first plan that completes."""
+    from .lexicon import TYPE_ACCEPTS
+    from .relations import inventory
+    tried, first, typed = 0, None, None
     for set_id, comp in compiled:
-        if not comp.plans:
-            reasons.append(f"{set_id}: {comp.reason}")
         for plan in comp.plans:
             tried += 1
             cand = execute_latest(plan, store, set_id)
-            if cand is not None:
-                return Prediction(question.qid, question.text, question.source, cand.answer,
-                                  "", cand, (cand,), tried, tuple(s for s, _ in compiled))
-    reason = "; ".join(reasons) if reasons and not tried else "no plan reached an answer"
-    return Prediction(question.qid, question.text, question.source, "", reason, None, (),
-                      tried, tuple(s for s, _ in compiled))
+            if cand is None:
+                continue
+            first = first or cand
+            got = inventory()[cand.hops[-1].relation].object_type
+            wanted = plan.answer_type
+            if wanted == "any" or got == wanted or TYPE_ACCEPTS.get(wanted, {}).get(got, 0) >= 1:
+                typed = cand
+                break
+        if typed:
+            break
+    set_ids = tuple(s for s, _ in compiled)
+    best = typed or first
+    if best is None:
+        reasons = [f"{s}: {c.reason}" for s, c in compiled if c.reason]
+        reason = "; ".join(reasons) if reasons and not tried else "no plan reached an answer"
+        return Prediction(question.qid, question.text, question.source, "", reason, None, (),
+                          tried, set_ids, "no complete path")
+    return Prediction(question.qid, question.text, question.source, best.answer, "", best,
+                      (best,), tried, set_ids, "" if typed else "answer type mismatch")
 
 
 def resolve_dataset(dataset: Dataset, plan_sets: list[PlanSet],
-                    progress: Callable[[int], None] | None = None) -> list[Prediction]:
-    """Resolve every question of the dataset with every plan set, in question order."""
+                    progress: Callable[[int], None] | None = None,
+                    mode: str = "search") -> list[Prediction]:
+    """Resolve every question of the dataset with every plan set, in question order.
+    `mode` is "search" (the relaxed scored search) or "plain" (latest-wins plan execution)."""
+    resolve_one = resolve_question if mode == "search" else resolve_question_plain
     out = []
     for question in dataset.questions:
         store = dataset.haystack_of(question).store
         compiled = [(ps.set_id, ps.plans.get(question.qid, Compiled((), "not in plan set")))
                     for ps in plan_sets]
-        out.append(resolve_question(question, store, compiled))
+        out.append(resolve_one(question, store, compiled))
         if progress:
             progress(1)
     return out

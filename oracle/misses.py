@@ -1,0 +1,177 @@
+"""Every miss of a run (EM 0), in the bucket where it broke. Buckets are tried in this order;
+the first that applies wins:
+
+1. `no_gold_path`: no gold path at all (oracle.paths: any version, up to 5 hops, from the plan
+   entities and every entity the question names). No resolver over this store can answer.
+2. `reader_error`: the resolver's own answer was right but the reader's replaced it.
+3. `selection_error`: some candidate of the run (the best path of some plan, or the search's
+   enumeration) reached the gold, but another was chosen.
+4. `needs_older_version`: every gold path takes an older version somewhere.
+5. `plan_error:<kind>`: the gold is reachable along latest versions, but the plan the run
+   chose (the winner's; without a winner, the first candidate's) is wrong:
+   `no_plan` (nothing to compare), `wrong_base_entity` (no gold path starts at its entity),
+   `near_synonym` (same length, every step right or a relation of the same family, e.g.
+   language for official language), `hop_short` (the gold chain with one hop deleted),
+   `hop_padded` (the plan with one hop deleted is the gold chain), `swapped` (two hops
+   exchanged), `other`. Kinds are tried in that order against every gold path from the entity.
+6. `search_error`: the plan's chain is the relation chain of a gold path, yet no candidate
+   reached the gold (the search took a wrong version or branch).
+"""
+from __future__ import annotations
+
+from resolver.plans import Plan, step_relations
+from resolver.relations import inventory
+
+from .gold import is_hit
+from .paths import GoldPath, QuestionPaths, find_paths
+from .runs import Run, candidate_from_json
+
+BUCKETS = ("no_gold_path", "reader_error", "selection_error", "needs_older_version",
+           "plan_error:no_plan", "plan_error:wrong_base_entity", "plan_error:near_synonym",
+           "plan_error:hop_short", "plan_error:hop_padded", "plan_error:swapped",
+           "plan_error:other", "search_error")
+
+
+def _fits(step: str, relation: str) -> bool:
+    return relation in step_relations(step)
+
+
+def _kin(step: str, relation: str) -> bool:
+    """A near synonym: the step's relations and the gold relation share a family."""
+    families = inventory()[relation].families
+    return any(families & inventory()[r].families for r in step_relations(step))
+
+
+def _fits_all(steps, relations) -> bool:
+    return len(steps) == len(relations) and all(_fits(s, r) for s, r in zip(steps, relations))
+
+
+def plan_error_kind(plan: Plan, paths: list[GoldPath]) -> str:
+    """How a plan's chain differs from the relation chains of the gold paths from its entity
+    ("exact" when it equals one)."""
+    from resolver.store import norm
+    mine = [p.relations for p in paths if norm(p.start) == norm(plan.entity)]
+    if not mine:
+        return "wrong_base_entity"
+    steps = plan.chain
+    if any(_fits_all(steps, rels) for rels in mine):
+        return "exact"
+    if any(len(steps) == len(rels) and all(_fits(s, r) or _kin(s, r)
+                                            for s, r in zip(steps, rels)) for rels in mine):
+        return "near_synonym"
+    if any(len(rels) == len(steps) + 1 and
+           any(_fits_all(steps, rels[:i] + rels[i + 1:]) for i in range(len(rels)))
+           for rels in mine):
+        return "hop_short"
+    if any(len(steps) == len(rels) + 1 and
+           any(_fits_all(steps[:i] + steps[i + 1:], rels) for i in range(len(steps)))
+           for rels in mine):
+        return "hop_padded"
+    for rels in mine:
+        if len(steps) != len(rels):
+            continue
+        for i in range(len(steps)):
+            for j in range(i + 1, len(steps)):
+                swapped = list(steps)
+                swapped[i], swapped[j] = swapped[j], swapped[i]
+                if _fits_all(swapped, rels):
+                    return "swapped"
+    return "other"
+
+
+def classify(row: dict, trace: dict, qp: QuestionPaths) -> tuple[str, str]:
+    """(bucket, detail) of one missed question."""
+    golds = qp.golds
+    if not qp.has_path:
+        return "no_gold_path", ""
+    resolver_answer = row.get("resolver_answer", row.get("prediction", ""))
+    if resolver_answer != row.get("prediction", "") and is_hit(resolver_answer, golds):
+        return "reader_error", f"resolver said {resolver_answer!r}"
+    candidates = [candidate_from_json(c) for c in trace.get("candidates", [])]
+    right = [c for c in candidates if is_hit(c.answer, golds)]
+    if right:
+        c = right[0]
+        return "selection_error", (f"{c.plan_set}: {c.plan.describe() if c.plan else '-'} "
+                                   f"reached {c.answer!r} (score {c.score:.3f})")
+    if not any(p.all_latest for p in qp.paths):
+        return "needs_older_version", qp.best().pattern()
+    winner = trace.get("winner")
+    plan_json = (winner or {}).get("plan") or row.get("plan") or \
+        next((c.get("plan") for c in trace.get("candidates", []) if c.get("plan")), None)
+    if not plan_json:
+        return "plan_error:no_plan", row.get("reason", "")
+    plan = Plan.from_json(plan_json)
+    latest = [p for p in qp.paths if p.all_latest]
+    kind = plan_error_kind(plan, latest)
+    gold_chain = " -> ".join(qp.best().relations)
+    detail = f"plan {plan.describe()}; gold chain {qp.best().start} -> {gold_chain}"
+    if kind == "exact":
+        return "search_error", detail
+    return f"plan_error:{kind}", detail
+
+
+def misses_report(run: Run, question_paths: list[QuestionPaths] | None = None
+                  ) -> tuple[dict, list[dict]]:
+    """(counts per source and bucket, one row per miss). Reads the run's data for the store and
+    gold; raises InputError when the run is unscored."""
+    from resolver.errors import InputError
+    if question_paths is None:
+        dataset, gold = run.load_data()
+        question_paths = find_paths(dataset, gold)
+    by_qid = {qp.question.qid: qp for qp in question_paths}
+    rows, totals = [], {}
+    for row in run.predictions:
+        qid = row["qid"]
+        if row.get("em") is None:
+            raise InputError(f"run {run.run_id} is unscored (test split): no misses to sort",
+                             path=str(run.path))
+        if qid not in by_qid:
+            raise InputError(f"question {qid!r} of the run is not in its data",
+                             path=str(run.path))
+        source = row.get("source") or by_qid[qid].question.source
+        totals.setdefault(source, {"questions": 0, "misses": 0})
+        totals[source]["questions"] += 1
+        if row["em"]:
+            continue
+        totals[source]["misses"] += 1
+        bucket, detail = classify(row, run.traces.get(qid, {}), by_qid[qid])
+        rows.append({"qid": qid, "source": source, "question": row.get("question", ""),
+                     "prediction": row.get("prediction", ""), "gold": list(by_qid[qid].golds),
+                     "bucket": bucket, "detail": detail})
+    summary = {}
+    for source in sorted(totals):
+        counts = {b: sum(1 for r in rows if r["source"] == source and r["bucket"] == b)
+                  for b in BUCKETS}
+        summary[source] = dict(totals[source], buckets=counts)
+    return summary, rows
+
+
+def misses_markdown(run_id: str, summary: dict, rows: list[dict]) -> str:
+    from .report import md_table
+    out = [f"# Misses of run {run_id}, by the bucket where they broke\n"]
+    sources = list(summary)
+    used = [b for b in BUCKETS if any(summary[s]["buckets"][b] for s in sources)]
+    out.append(md_table(["bucket"] + sources + ["all"],
+                        [["questions"] + [summary[s]["questions"] for s in sources]
+                         + [sum(summary[s]["questions"] for s in sources)],
+                         ["misses"] + [summary[s]["misses"] for s in sources]
+                         + [sum(summary[s]["misses"] for s in sources)]]
+                        + [[b] + [summary[s]["buckets"][b] for s in sources]
+                           + [sum(summary[s]["buckets"][b] for s in sources)] for b in used]))
+    if rows:
+        out.append("\n## Misses\n")
+        out.append(md_table(["qid", "bucket", "prediction", "gold", "detail"],
+                            [[r["qid"], r["bucket"], r["prediction"] or "(none)",
+                              "; ".join(r["gold"]), r["detail"]] for r in rows]))
+    return "\n".join(out)
+
+
+def analyse(run_ref, root=None):
+    """`factres oracle misses RUN`."""
+    from .report import RESULTS, Analysis
+    from .runs import load_run
+    run = load_run(run_ref, root or RESULTS)
+    summary, rows = misses_report(run)
+    payload = {"command": "misses", "run": run.run_id, "data": run.meta.get("data"),
+               "buckets": list(BUCKETS), "summary": summary, "misses": rows}
+    return Analysis("misses", run.run_id, payload, misses_markdown(run.run_id, summary, rows))

@@ -1,0 +1,97 @@
+"""Plan recall@N against execution success@N over a run's plan sets.
+
+The run's plan sets are taken in the order the resolver tried them (meta.json), with the
+search's own enumeration (candidates without a plan set) as a last pseudo-set "search". For
+N = 1, 2, ... and the candidates of the first N sets (traces.jsonl keeps the best candidate of
+every plan tried):
+
+- plan recall@N: some plan among them can reach the gold (oracle.paths.plan_paths: the plan's
+  entity and relations, any version at every hop);
+- candidate recall@N: some candidate's answer is right (the search did reach the gold);
+- success@N: the candidate the resolver's own rule (`resolver.search.select`) picks among them
+  is right.
+
+Plans that produced no candidate do not appear in traces.jsonl and so count as not reaching the
+gold. The last N is the run itself: `rerun_agrees` counts questions whose re-selected answer
+equals the run's answer (it should be all of them)."""
+from __future__ import annotations
+
+from .gold import GoldMatcher, is_hit
+from .paths import Graph, plan_paths
+from .runs import Run, candidate_from_json, select
+
+
+def nbest_report(run: Run) -> tuple[dict, list[dict]]:
+    """(per source: one row per N, one row per question)."""
+    from resolver.errors import InputError
+    dataset, gold = run.load_data()
+    questions = {q.qid: q for q in dataset.questions}
+    sets = run.plan_sets
+    graphs: dict[str, Graph] = {}
+    rows = []
+    for row in run.predictions:
+        qid = row["qid"]
+        if qid not in questions:
+            raise InputError(f"question {qid!r} of the run is not in its data",
+                             path=str(run.path))
+        q = questions[qid]
+        golds = gold.answers.get(qid, ())
+        graph = graphs.setdefault(q.context_sha256, Graph(dataset.haystack_of(q).store))
+        matches = GoldMatcher(golds)
+        cands = [candidate_from_json(c) for c in run.traces.get(qid, {}).get("candidates", [])]
+        reach = [bool(c.plan and plan_paths(graph, c.plan, matches)) for c in cands]
+        per_n = []
+        for n in range(1, len(sets) + 1):
+            allowed = set(sets[:n])
+            idx = [i for i, c in enumerate(cands) if c.plan_set in allowed]
+            chosen = select([cands[i] for i in idx])
+            per_n.append({"n": n, "plan_recall": any(reach[i] for i in idx),
+                          "candidate_recall": any(is_hit(cands[i].answer, golds) for i in idx),
+                          "success": bool(chosen) and is_hit(chosen.answer, golds),
+                          "answer": chosen.answer if chosen else ""})
+        rows.append({"qid": qid, "source": q.source, "per_n": per_n,
+                     "rerun_agrees": (per_n[-1]["answer"] if per_n else "")
+                     == row.get("resolver_answer", row.get("prediction", ""))})
+    summary = {}
+    for source in sorted({r["source"] for r in rows}):
+        mine = [r for r in rows if r["source"] == source]
+        summary[source] = {
+            "questions": len(mine),
+            "rerun_agrees": sum(r["rerun_agrees"] for r in mine),
+            "by_n": [{"n": n, "set": sets[n - 1],
+                      "plan_recall": sum(r["per_n"][n - 1]["plan_recall"] for r in mine),
+                      "candidate_recall": sum(r["per_n"][n - 1]["candidate_recall"]
+                                              for r in mine),
+                      "success": sum(r["per_n"][n - 1]["success"] for r in mine)}
+                     for n in range(1, len(sets) + 1)]}
+    return {"plan_sets": sets, "sources": summary}, rows
+
+
+def nbest_markdown(run_id: str, report: dict) -> str:
+    from .report import md_table
+    out = [f"# Plan recall@N and success@N, run {run_id}\n",
+           "Sets in the order tried: " + ", ".join(report["plan_sets"]) + ". Plan recall: some "
+           "plan of the first N sets can reach the gold (any versions); candidate recall: some "
+           "candidate's answer is right; success: the selected one is right.\n"]
+    table = []
+    for source, v in report["sources"].items():
+        for r in v["by_n"]:
+            table.append([source, r["n"], r["set"], v["questions"], r["plan_recall"],
+                          r["candidate_recall"], r["success"]])
+    out.append(md_table(["source", "N", "added set", "questions", "plan recall@N",
+                         "candidate recall@N", "success@N"], table))
+    out.append("\nRe-selection over all sets agrees with the run's answer on: " + ", ".join(
+        f'{s} {v["rerun_agrees"]}/{v["questions"]}' for s, v in report["sources"].items())
+        + ".\n")
+    return "\n".join(out)
+
+
+def analyse(run_ref, root=None):
+    """`factres oracle nbest RUN`."""
+    from .report import RESULTS, Analysis
+    from .runs import load_run
+    run = load_run(run_ref, root or RESULTS)
+    report, rows = nbest_report(run)
+    payload = dict(report, command="nbest", run=run.run_id, data=run.meta.get("data"),
+                   questions=rows)
+    return Analysis("nbest", run.run_id, payload, nbest_markdown(run.run_id, report))

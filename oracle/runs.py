@@ -1,0 +1,98 @@
+"""Reading a run folder (`results/<run-id>/`, shapes in `resolver.result_schema`) back for the
+oracle: its rows, its traces rebuilt into `resolve.Candidate`s, and its data re-read from the
+paths its meta.json names."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from resolver.errors import InputError
+from resolver.haystack import Dataset, Gold, load
+from resolver.plans import Plan
+from resolver.resolve import Candidate, Hop
+from resolver.result_schema import META_FILE, PREDICTIONS_FILE, TRACES_FILE, loads_lines
+
+from .report import RESULTS
+
+SEARCH_SET = "search"      # candidates the search enumerated without a plan set
+
+
+@dataclass
+class Run:
+    path: Path
+    meta: dict
+    predictions: list[dict]           # predictions.jsonl rows, in file order
+    traces: dict[str, dict]           # qid -> traces.jsonl row
+
+    @property
+    def run_id(self) -> str:
+        return self.meta.get("run_id") or self.path.name
+
+    @property
+    def plan_sets(self) -> list[str]:
+        """The run's plan sets in the order the resolver tried them (meta.json), then any other
+        set named by a candidate (the search's own enumeration last)."""
+        sets = [r["set_id"] for r in self.meta.get("plan_sets", [])]
+        extra = sorted({c.get("plan_set") or SEARCH_SET for t in self.traces.values()
+                        for c in t.get("candidates", [])} - set(sets) - {SEARCH_SET})
+        seen_search = any((c.get("plan_set") or SEARCH_SET) == SEARCH_SET
+                          for t in self.traces.values() for c in t.get("candidates", []))
+        return sets + extra + ([SEARCH_SET] if seen_search and SEARCH_SET not in sets else [])
+
+    def load_data(self) -> tuple[Dataset, Gold]:
+        paths = self.meta.get("data") or []
+        if not paths:
+            raise InputError("meta.json names no data files", path=str(self.path / META_FILE),
+                             expected='a "data" list of haystack paths')
+        return load(paths)
+
+
+def find_run(run: str | Path, root: str | Path = RESULTS) -> Path:
+    """A run folder given as a path or as a run id under results/."""
+    path = Path(run)
+    if not (path / META_FILE).exists():
+        under = Path(root) / str(run)
+        if (under / META_FILE).exists():
+            path = under
+        else:
+            raise InputError(f"no run folder {run!r} (looked for {path / META_FILE} and "
+                             f"{under / META_FILE})", expected="a run id under results/ or a "
+                             "run folder path")
+    return path
+
+
+def load_run(run: str | Path, root: str | Path = RESULTS) -> Run:
+    path = find_run(run, root)
+    for name in (PREDICTIONS_FILE, TRACES_FILE):
+        if not (path / name).exists():
+            raise InputError(f"run folder has no {name}", path=str(path))
+    try:
+        meta = orjson.loads((path / META_FILE).read_bytes())
+        predictions = loads_lines((path / PREDICTIONS_FILE).read_bytes())
+        traces = {t["qid"]: t for t in loads_lines((path / TRACES_FILE).read_bytes())}
+    except (orjson.JSONDecodeError, KeyError) as exc:
+        raise InputError(f"run folder is not readable: {exc}", path=str(path)) from None
+    return Run(path, meta, predictions, traces)
+
+
+def hop_from_json(obj: dict) -> Hop:
+    return Hop(obj["subject"], obj["relation"], obj["object"], obj.get("serial", -1),
+               obj.get("line", 0), obj.get("text", ""), obj.get("version", 0),
+               obj.get("reverse", False),
+               tuple(tuple(p) for p in obj.get("passed_over", ())))
+
+
+def candidate_from_json(obj: dict) -> Candidate:
+    plan = Plan.from_json(obj["plan"]) if obj.get("plan") else None
+    return Candidate(plan, obj.get("plan_set") or SEARCH_SET,
+                     tuple(hop_from_json(h) for h in obj.get("hops", ())), obj.get("answer", ""),
+                     float(obj.get("score", 0.0)),
+                     tuple((k, v) for k, v in obj.get("terms", ())), obj.get("complete", True))
+
+
+def select(candidates: list[Candidate]) -> Candidate | None:
+    """The resolver's own selection rule (`resolver.search.select`)."""
+    from resolver.search import select as resolver_select
+    return resolver_select(candidates)

@@ -1,0 +1,87 @@
+"""`factres run` and `factres table`."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from . import data_option, library_errors, main
+from .. import runs, tables
+
+
+class _Bars:
+    """One click progress bar per stage of a run, on stderr."""
+
+    def __init__(self) -> None:
+        self._bar = None
+
+    def __call__(self, label: str, total: int):
+        self.close()
+        self._bar = click.progressbar(length=total, label=label, file=sys.stderr)
+        self._bar.__enter__()
+        return self._bar.update
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+@main.command("run")
+@data_option()
+@click.option("--plans", "plans", multiple=True, metavar="SET",
+              help="Plan set: live:rules, live:lexicon, an archived set id or folder; repeat "
+                   "for several, tried in order. Default: live:rules then live:lexicon.")
+@click.option("--split", type=click.Choice(runs.SPLITS), default="dev", show_default=True,
+              help="dev: score against gold. test: write predictions, never read gold.")
+@click.option("--run-id", help="Name of the run folder (must be new). Default: "
+                               "<split>-<sizes>-<config hash>, suffixed -2, -3... if taken.")
+@click.option("--results-dir", type=click.Path(file_okay=False),
+              help="Where run folders go. Default: $FACTRES_RESULTS, else ./results.")
+@click.option("--reader", metavar="SPEC", help="Reader lane, e.g. ollama:qwen2.5:3b: the "
+              "prediction becomes the reader's answer from the winning path's fact lines.")
+@click.option("--repair", metavar="SPEC", help="Repair lane, e.g. ollama:qwen2.5:3b: new plans "
+              "for questions whose answer the selector distrusts.")
+@click.option("--host", help="Ollama host for --reader and --repair (default: ollama's).")
+@click.option("--timeout", type=float, default=30.0, show_default=True,
+              help="Seconds per model call.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bars on stderr (default: when stderr is a terminal).")
+@library_errors
+def run_command(data, plans, split, run_id, results_dir, reader, repair, host, timeout,
+                progress) -> None:
+    """Resolve every question, score it as MemoryAgentBench does, and record the run in
+    results/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, table.md,
+    table.tex). Prints the score table. Existing runs are never overwritten.
+
+    Example: factres run
+    """
+    config = runs.RunConfig(data=tuple(data), plans=tuple(plans), split=split, reader=reader,
+                            repair=repair, host=host, timeout=timeout)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    bars = _Bars() if progress else None
+    try:
+        run = runs.execute(config, results=results_dir, run_id=run_id, progress=bars)
+    finally:
+        if bars is not None:
+            bars.close()
+    click.echo(run.table, nl=False)
+    click.echo(f"\nrun {run.run_id} written to {run.path}/")
+
+
+@main.command("table")
+@click.argument("run")
+@click.option("--format", "fmt", type=click.Choice(sorted(tables.RENDERERS)), default="md",
+              show_default=True, help="Markdown or LaTeX (booktabs).")
+@click.option("--results-dir", type=click.Path(file_okay=False),
+              help="Where run folders are. Default: $FACTRES_RESULTS, else ./results.")
+@library_errors
+def table_command(run, fmt, results_dir) -> None:
+    """Print the score table of a finished run (a run id or a run folder), re-rendered from
+    its metrics.json.
+
+    Example: factres table dev-6k-4730ec4d --format latex
+    """
+    _, metrics = runs.load_run(run, results=results_dir)
+    click.echo(tables.RENDERERS[fmt](metrics["rows"]), nl=False)
