@@ -13,7 +13,9 @@ keys with several versions, where "latest" was a choice). For the fact f a hop t
   version, touch it (1/0). Their gold is never read;
 - `serial_distance`: the smallest serial distance from f to the path's other facts (none on
   one-hop paths);
-- `fact_decile`: position of f in the fact list, by decile (0 = first tenth);
+- `fact_decile`: position of f in the fact list, by decile (0 = first tenth). It separates by
+  construction (an older version always precedes its key's latest), so it is a sanity check,
+  not a usable signal; `update_decile` is the real question;
 - `update_decile`: position of the key's latest version (the update) by decile, keys with
   several versions only.
 
@@ -184,6 +186,10 @@ def signals_markdown(report: dict) -> str:
     sep = report["separating"]
     out.append("\n" + ("Separating signals: " + ", ".join(sep) if sep else
                        "No signal separates the groups at this sample size.") + "\n")
+    out.append("fact_decile separates by construction (an older version always comes before "
+               "its key's latest), so it is a sanity check, not a signal a store could use. "
+               f'With {report["older_hops"]} older hops, a signal that does not separate here '
+               "may still separate on larger samples.\n")
     return "\n".join(out)
 
 

@@ -100,8 +100,10 @@ def mentioned_names(text: str, store) -> list[str]:
 
 
 def user_message(text: str, store, plan: Plan | None = None) -> str:
-    lines = [f"Question: {text}",
-             "Entities named in the question: " + orjson.dumps(mentioned_names(text, store)).decode()]
+    """All the model is told: the question, the store names it mentions (and, for repair, the
+    plan to repair). Names only, never a fact."""
+    names = orjson.dumps(mentioned_names(text, store)).decode()
+    lines = [f"Question: {text}", f"Entities named in the question: {names}"]
     if plan is not None:
         lines.append("Plan to repair: " + orjson.dumps(
             {"entity": plan.entity, "chain": list(plan.chain)}).decode())
@@ -138,8 +140,8 @@ def validate_reply(obj: dict, store, level: str, compiler: str, rule: str,
         if level == "family" and bare.startswith(FAMILY_PREFIX):
             bare = bare[len(FAMILY_PREFIX):]
         if bare not in allowed:
-            raise ModelCallError(INVALID_PLAN, f"unknown {'family' if level == 'family' else 'relation'}"
-                                 f" {step!r}")
+            what = "family" if level == "family" else "relation"
+            raise ModelCallError(INVALID_PLAN, f"unknown {what} {step!r}")
         steps.append(FAMILY_PREFIX + bare if bare in FAMILIES and level == "family" else bare)
     chain_t = tuple(steps)
     return Plan(spelled, chain_t, _answer_type(chain_t), compiler, rule, note)

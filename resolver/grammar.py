@@ -14,7 +14,7 @@ GRAMMAR_FILE = "facts.lark"
 # Terminals that stand for the two slots of a template.
 _SUBJECT_TERMINALS = ("S_X", "S_LOCATED_IN", "S_IS", "S_WAS_EDUCATED", "S_PLAYS", "S_HQ",
                       "S_GOVERNMENT")
-_FRAME_TERMINALS = ("SERIAL", "_END")
+_FRAME_TERMINALS = ("SERIAL",)
 
 
 def grammar_text() -> str:

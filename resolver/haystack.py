@@ -17,7 +17,7 @@ from .errors import InputError, MissingExtraError
 from .facts import ParseResult, parse_context
 from .store import FactStore
 
-_SOURCE = re.compile(r"factconsolidation_(?P<kind>sh|mh)_(?P<size>\d+k)$")
+_SOURCE = re.compile(r"(?:^|_)(?P<kind>sh|mh)_(?P<size>\d+k)$")
 
 
 @dataclass(frozen=True)
@@ -185,19 +185,19 @@ def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Datase
         digests[path] = digest
         for number, row in enumerate(rows):
             _check_row(row, path, number)
-            context = row["context"]
+            context, row_notes = row["context"], notes
             if "\r" in context or context.startswith("\ufeff"):
                 context, more = decode(context.encode("utf-8"), path)
-                notes = notes + more
+                row_notes = notes + more
             csha = sha256_bytes(context.encode("utf-8"))
             if csha not in haystacks:
-                parsed = load_parse(context, path=path, notes=notes, use_cache=use_cache)
+                parsed = load_parse(context, path=path, notes=row_notes, use_cache=use_cache)
                 haystacks[csha] = Haystack(csha, context, parsed, FactStore(parsed.facts))
             meta = row.get("metadata") or {}
             source = str(meta.get("source") or f"{Path(path).stem}_row{number}")
             ids = meta.get("qa_pair_ids") or [f"{source}_no{i}" for i in
                                                range(len(row.get("questions", [])))]
-            match = _SOURCE.match(source)
+            match = _SOURCE.search(source)
             kind = match["kind"] if match else "unknown"
             size = match["size"] if match else "unknown"
             for i, text in enumerate(row.get("questions", [])):

@@ -58,13 +58,14 @@ class ModelClient:
     """A chat client for one model on one host, with a timeout and bounded retries."""
 
     def __init__(self, model: str, host: str | None = None, timeout: float = 60.0,
-                 retries: int = MAX_RETRIES, backoff: float = RETRY_BACKOFF) -> None:
+                 retries: int = MAX_RETRIES, backoff: float | None = None) -> None:
         import ollama   # imported here so the deterministic paths never load it
 
         if timeout is None or timeout <= 0:
             raise InputError(f"timeout must be a positive number of seconds, not {timeout!r}")
         self.model, self.host, self.timeout = model, host, float(timeout)
-        self.retries, self.backoff = max(0, min(retries, MAX_RETRIES)), backoff
+        self.retries = max(0, min(retries, MAX_RETRIES))
+        self.backoff = RETRY_BACKOFF if backoff is None else backoff
         self._ollama = ollama
         self._client = ollama.Client(host=host, timeout=self.timeout)
 

@@ -44,7 +44,10 @@ class MetaJson(TypedDict):
     schema: str                    # META_SCHEMA
     run_id: str
     created_utc: str               # ISO 8601; metadata only, never hashed
-    config_sha256: str             # sha256 of `config` (the run id's hash part comes from it)
+    config_sha256: str             # sha256 of `config_identity`; default run ids carry its
+                                   # first 8 hex digits
+    config_identity: dict[str, Any]  # what decides the results: data sha256, plan sets' plans
+                                   # sha256, split, lanes, grammar and resolver code sha256
     config: dict[str, Any]         # data, plans, split, reader, repair, host, timeout, bootstrap
     data: list[str]                # haystack files, as given (oracle/ re-reads them from here)
     data_sha256: dict[str, str]    # path -> sha256 of the file's bytes

@@ -39,7 +39,10 @@ LIVE_PREFIX = "live:"
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*$")
 _PACKAGE = Path(__file__).resolve().parent
 # Sources whose code makes the live plans (hashed into meta.json for live plan sets).
-LIVE_COMPILER_FILES = ("compile_rules.py", "compile_lexicon.py", "lexicon.py", "search.py")
+LIVE_COMPILER_FILES = ("compile_rules.py", "compile_lexicon.py", "lexicon.py", "question.py",
+                       "search.py")
+# Sources whose code turns plans into predictions (hashed into the run id's config hash).
+RESOLVER_FILES = ("resolve.py", "search.py", "question.py", "lexicon.py", "store.py", "facts.py")
 LEXICON_FILES = ("lexicon.py", "compile_lexicon.py")
 VERSIONED = ("factres", "lark", "orjson", "numpy", "click", "ollama")
 
@@ -57,6 +60,8 @@ class RunConfig:
     repair: str | None = None         # e.g. "ollama:qwen2.5:3b"; None = no repair
     host: str | None = None           # Ollama host for reader and repair
     timeout: float = 30.0             # seconds per model call
+    mode: str = "search"              # "search" (scored path search) or "plain" (latest-wins
+                                      # execution of the plans in order, the baseline)
 
     def data_paths(self) -> tuple[str, ...]:
         return self.data or (str(bundled_path()),)
@@ -267,6 +272,21 @@ def _check_split(config: RunConfig, dataset: Dataset, gold: Gold) -> Gold | None
     return gold
 
 
+def _prediction_rows(predictions: list[Prediction], answers: list[str], ems: list[int | None],
+                     gold: Gold | None, reader_name: str) -> list[dict]:
+    """predictions.jsonl rows (result_schema.PredictionRow), in dataset order."""
+    rows = []
+    for pred, final, em in zip(predictions, answers, ems):
+        winner = pred.winner
+        rows.append({"qid": pred.qid, "source": pred.source, "question": pred.question,
+                     "prediction": final, "resolver_answer": pred.answer,
+                     "gold": list(gold[pred.qid]) if gold is not None else None, "em": em,
+                     "plan": winner.plan.to_json() if winner and winner.plan else None,
+                     "plan_set": winner.plan_set if winner else None,
+                     "reader": reader_name, "reason": pred.reason})
+    return rows
+
+
 def _describe(lane) -> dict | None:
     """What a reader or repairer says about itself (prompt sha256, host, ...), if anything."""
     if lane is None:
@@ -276,7 +296,7 @@ def _describe(lane) -> dict | None:
 
 
 def _default_id(config_sha: str, dataset: Dataset, split: str) -> str:
-    sizes = sorted({q.size for q in dataset.questions}, key=scoring._size_order)
+    sizes = sorted({q.size for q in dataset.questions}, key=scoring.size_order)
     tag = "-".join(s for s in sizes if s != "unknown") or "data"
     return f"{split}-{tag}-{config_sha[:8]}"
 
@@ -319,7 +339,8 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
 
     total = len(dataset.questions)
     stage = progress or (lambda label, n: None)
-    predictions = resolve_dataset(dataset, plan_sets, progress=stage("resolving", total))
+    predictions = resolve_dataset(dataset, plan_sets, progress=stage("resolving", total),
+                                  mode=config.mode)
     repair_traces: dict[str, dict] = {}
     if repairer is not None:
         predictions, repair_traces, repair_set = apply_repair(
@@ -336,15 +357,7 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
     scored_predictions = [replace(p, answer=a) for p, a in zip(predictions, answers)]
 
     cells, ems, _ = scoring.build_cells(dataset, scored_predictions, gold)
-    rows = []
-    for pred, final, em in zip(predictions, answers, ems):
-        winner = pred.winner
-        rows.append({"qid": pred.qid, "source": pred.source, "question": pred.question,
-                     "prediction": final, "resolver_answer": pred.answer,
-                     "gold": list(gold[pred.qid]) if gold is not None else None, "em": em,
-                     "plan": winner.plan.to_json() if winner and winner.plan else None,
-                     "plan_set": winner.plan_set if winner else None,
-                     "reader": reader_name, "reason": pred.reason})
+    rows = _prediction_rows(predictions, answers, ems, gold, reader_name)
     traces = []
     for pred in predictions:
         trace = pred.to_json()
@@ -354,7 +367,7 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
 
     config_json = {"data": list(config.data_paths()), "plans": list(config.plan_specs()),
                    "split": config.split, "reader": config.reader, "repair": config.repair,
-                   "host": config.host, "timeout": config.timeout,
+                   "host": config.host, "timeout": config.timeout, "mode": config.mode,
                    "bootstrap": {"resamples": scoring.BOOTSTRAP_RESAMPLES,
                                  "seed": scoring.BOOTSTRAP_SEED,
                                  "level": scoring.BOOTSTRAP_LEVEL}}
@@ -362,7 +375,8 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
     identity = {"data_sha256": sorted(dataset.files_sha256.values()),
                 "plan_sets": [[r["set_id"], r["plans_sha256"]] for r in set_records],
                 "split": config.split, "reader": config.reader, "repair": config.repair,
-                "grammar_sha256": grammar_sha256(), "factres": __version__}
+                "mode": config.mode, "grammar_sha256": grammar_sha256(), "factres": __version__,
+                "code_sha256": _source_hashes(RESOLVER_FILES)}
     config_sha = _sha256(dumps(identity))
     if run_id is None:
         run_id = _free_id(root, _default_id(config_sha, dataset, config.split))
@@ -374,7 +388,7 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
                "rows": scoring.metrics_rows(cells, reader_name, scored)}
     meta = {"schema": META_SCHEMA, "run_id": run_id,
             "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "config_sha256": config_sha, "config": config_json,
+            "config_sha256": config_sha, "config_identity": identity, "config": config_json,
             "data": list(dataset.paths), "data_sha256": dict(sorted(dataset.files_sha256.items())),
             "split": config.split, "grammar_sha256": grammar_sha256(),
             "lexicon_sha256": _source_hashes(LEXICON_FILES), "plan_sets": set_records,

@@ -151,7 +151,7 @@ class Cell:
         return len(self.answered)
 
 
-def _size_order(size: str) -> tuple[int, str]:
+def size_order(size: str) -> tuple[int, str]:
     digits = size[:-1] if size.endswith("k") else ""
     return (int(digits) if digits.isdigit() else 10**9, size)
 
@@ -189,7 +189,7 @@ def build_cells(dataset: Dataset, predictions: list[Prediction], gold: Gold | No
         cell.stale_eligible += int(stale.eligible)
         ems.append(em)
         stales.append(stale)
-    ordered = sorted(cells.values(), key=lambda c: (_kind_order(c.kind), _size_order(c.size),
+    ordered = sorted(cells.values(), key=lambda c: (_kind_order(c.kind), size_order(c.size),
                                                     c.source))
     return ordered, ems, stales
 
@@ -238,7 +238,7 @@ def pooled_rows(cells: list[Cell], reader: str, scored: bool) -> list[dict]:
         sh = [c for c in group if c.kind == "sh"]
         counted = scored and kind != "mh"
         rows.append({"label": f"pooled {kind}", "source": f"pooled {kind}", "kind": kind,
-                     "size": "mean", "sizes": sorted({c.size for c in group}, key=_size_order),
+                     "size": "mean", "sizes": sorted({c.size for c in group}, key=size_order),
                      "pooled": True, "reader": reader, "n": n, "em": _round(em),
                      "ci": [_round(ci[0]), _round(ci[1])] if ci else None,
                      "answered": _round(answered), "stale_rate": _round(rate),

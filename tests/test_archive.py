@@ -149,3 +149,18 @@ def test_derived_set_has_every_order_once(tmp_path):
     assert derived.manifest["derived_from"] == "demo"
     path = write_plan_set(derived, root=tmp_path)
     assert load_plan_set(path).manifest["derivation"] == "order:all"
+
+
+@pytest.mark.parametrize("set_id", ["rules-6k", "lexicon-6k", "lexicon-6k-orders"])
+def test_committed_sets_verify_and_cover_the_bundled_questions(set_id, monkeypatch):
+    from resolver.archive import PLANS_DIR
+    from resolver.haystack import bundled_path, load
+
+    monkeypatch.delenv("FACTRES_PLANS", raising=False)
+    assert verify_plan_set(set_id) == []
+    plan_set = load_plan_set(set_id)
+    dataset, _gold = load([bundled_path()])
+    assert list(plan_set.question_sha256) == [q.qid for q in dataset.questions]
+    assert all(plan_set.question_sha256[q.qid] == hashlib.sha256(q.text.encode()).hexdigest()
+               for q in dataset.questions)
+    assert (PLANS_DIR / set_id / "manifest.json").is_file()

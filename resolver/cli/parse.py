@@ -1,9 +1,16 @@
-"""`factres parse`."""
+"""`factres parse`: parse a haystack and report what was found."""
 from __future__ import annotations
 
 import click
+import orjson
 
-from . import main, library_errors
+from ..errors import UnparsedLinesError
+from ..facts import UnparsedLine
+from ..haystack import parse_report
+from . import library_errors, main
+
+# Unparsed lines listed in the text report; --json lists them all.
+SHOWN = 5
 
 
 @main.command("parse")
@@ -15,6 +22,45 @@ from . import main, library_errors
 def parse_command(path: str, strict: bool, as_json: bool, no_cache: bool) -> None:
     """Parse a haystack and report lines, facts, unparsed lines and version statistics.
 
+    PATH is a context (.txt) or a file of Hugging Face rows (.json, .jsonl, .parquet); each
+    distinct context in it is reported once. Lines that fit no template are listed with their
+    line number; with --strict they make the command fail.
+
     Example: factres parse resolver/data/fc/factconsolidation_262k_context.txt
     """
-    raise click.ClickException("not implemented yet")
+    reports = parse_report(path, use_cache=not no_cache)
+    if as_json:
+        click.echo(orjson.dumps(reports if len(reports) > 1 else reports[0],
+                                option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo("\n\n".join(_text(report) for report in reports))
+    bad = [UnparsedLine(u["line"], u["text"], u["reason"])
+           for report in reports for u in report["unparsed_lines"]]
+    if strict and bad:
+        raise UnparsedLinesError(path, bad)
+
+
+def _text(report: dict) -> str:
+    out = [
+        f"path: {report['path']}",
+        f"context sha256: {report['context_sha256']}",
+        f"lines: {report['lines']} (header: {'yes' if report['header'] else 'no'}, "
+        f"blank: {report['blank_lines']})",
+        f"facts: {report['facts']}",
+        f"unparsed lines: {report['unparsed']}",
+    ]
+    for u in report["unparsed_lines"][:SHOWN]:
+        out.append(f"  line {u['line']}: {u['text']}  ({u['reason']})")
+    if report["unparsed"] > SHOWN:
+        out.append(f"  ... and {report['unparsed'] - SHOWN} more (--json lists them all)")
+    out += [
+        f"keys: {report['keys']}",
+        f"keys with more than one version: {report['keys_with_several_versions']}",
+        f"deepest version chain: {report['deepest_version_chain']}",
+        f"entities: {report['entities']}",
+        f"relations: {len(report['relations'])}",
+    ]
+    width = max((len(name) for name in report["relations"]), default=0)
+    out += [f"  {name:<{width}}  {count:>6}" for name, count in report["relations"].items()]
+    out += [f"note: {note}" for note in report["notes"]]
+    return "\n".join(out)

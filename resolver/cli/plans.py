@@ -1,6 +1,9 @@
 """`factres plans ...`: compile, derive, list, verify and show archived plan sets."""
 from __future__ import annotations
 
+import sys
+from contextlib import nullcontext
+
 import click
 
 from . import data_option, library_errors, main
@@ -29,7 +32,8 @@ def plans_group() -> None:
               help="Who compiles: the rule or lexicon compiler, or a local Ollama model.")
 @click.option("--set-id", required=True, help="Id of the new set ([a-z0-9][a-z0-9._-]*).")
 @click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.0, show_default=True,
-              help="Sampling temperature of the model (0 or 0.7 in the paper's runs).")
+              help="Sampling temperature of the model: 0 for repeatable plans, e.g. 0.7 "
+              "for varied ones.")
 @click.option("--level", type=click.Choice(["relation", "family"]), default="relation",
               show_default=True, help="Ask the model for relations or for relation families.")
 @click.option("--host", default=None, metavar="URL",
@@ -37,10 +41,13 @@ def plans_group() -> None:
 @click.option("--timeout", type=click.FloatRange(min=0.001), default=60.0, show_default=True,
               metavar="S", help="Seconds to wait for one reply (a cold model load counts).")
 @click.option("--stream", is_flag=True, help="Ask the model to stream its replies.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar on stderr (default: when stderr is a terminal).")
 @data_option()
 @library_errors
 def compile_command(planner: str, set_id: str, temperature: float, level: str, host: str | None,
-                    timeout: float, stream: bool, data: tuple[str, ...]) -> None:
+                    timeout: float, stream: bool, progress: bool | None,
+                    data: tuple[str, ...]) -> None:
     """Compile every question into plans and archive them as a new plan set.
 
     With ollama:MODEL, one /api/chat request per question; the model sees the question and the
@@ -58,8 +65,13 @@ def compile_command(planner: str, set_id: str, temperature: float, level: str, h
                                    f"{plans_root() / set_id}; plan sets are immutable, choose "
                                    "another --set-id")
     dataset = _dataset(data)
-    plan_set = compile_plan_set(dataset, planner, set_id, temperature=temperature, level=level,
-                                host=host, timeout=timeout, stream=stream)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    with click.progressbar(length=len(dataset.questions), label=f"compiling with {planner}",
+                           file=sys.stderr) if progress else nullcontext() as bar:
+        plan_set = compile_plan_set(dataset, planner, set_id, temperature=temperature,
+                                    level=level, host=host, timeout=timeout, stream=stream,
+                                    progress=bar.update if progress else None)
     path = write_plan_set(plan_set)
     m = plan_set.manifest
     with_plans = sum(1 for c in plan_set.plans.values() if c.plans)

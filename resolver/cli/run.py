@@ -45,11 +45,14 @@ class _Bars:
 @click.option("--host", help="Ollama host for --reader and --repair (default: ollama's).")
 @click.option("--timeout", type=float, default=30.0, show_default=True,
               help="Seconds per model call.")
+@click.option("--mode", type=click.Choice(["search", "plain"]), default="search",
+              show_default=True, help="search: the relaxed scored path search; plain: execute "
+              "the plans in order, latest version at every hop (the baseline).")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal).")
 @library_errors
 def run_command(data, plans, split, run_id, results_dir, reader, repair, host, timeout,
-                progress) -> None:
+                mode, progress) -> None:
     """Resolve every question, score it as MemoryAgentBench does, and record the run in
     results/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, table.md,
     table.tex). Prints the score table. Existing runs are never overwritten.
@@ -57,7 +60,7 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
     Example: factres run
     """
     config = runs.RunConfig(data=tuple(data), plans=tuple(plans), split=split, reader=reader,
-                            repair=repair, host=host, timeout=timeout)
+                            repair=repair, host=host, timeout=timeout, mode=mode)
     if progress is None:
         progress = sys.stderr.isatty()
     bars = _Bars() if progress else None
@@ -68,6 +71,11 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
             bars.close()
     click.echo(run.table, nl=False)
     click.echo(f"\nrun {run.run_id} written to {run.path}/")
+    failures = run.meta["counts"]["reader_failures"]
+    if failures:
+        click.echo(f"warning: the reader gave no answer for {failures} of "
+                   f"{run.meta['counts']['questions']} question(s); see the reader field "
+                   "of traces.jsonl", err=True)
 
 
 @main.command("table")
