@@ -233,15 +233,16 @@ def _enumerate(store: FactStore, base: str, reading: Reading) -> list[_Path]:
                 if any(norm(h.subject) == norm(hop.object) for h in hops):
                     continue       # no cycles back to an entity already on the path
                 walk(hop.object, hops + (hop,), bridges + bridge)
-        # Symmetric relations also go from object to subject.
-        for fact in store.by_object(entity):
-            rel = inventory()[fact.relation]
-            if not rel.symmetric or fact.relation in store.relations_of(entity):
-                continue
-            bridge = fact.relation not in cued
+        # Symmetric relations also go from object to subject: once per relation, since
+        # `_edges` already yields every reverse hop of it.
+        own = store.relations_of(entity)
+        reverse = sorted({f.relation for f in store.by_object(entity)
+                          if inventory()[f.relation].symmetric and f.relation not in own})
+        for relation in reverse:
+            bridge = relation not in cued
             if bridge and bridges:
                 continue
-            for hop in _edges(store, entity, fact.relation):
+            for hop in _edges(store, entity, relation):
                 if hop.reverse and not any(norm(h.subject) == norm(hop.object) for h in hops):
                     walk(hop.object, hops + (hop,), bridges + bridge)
 
@@ -273,7 +274,6 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
     reading = read(text, store)
     rank_of = {norm(b): i for i, b in enumerate(reading.bases)}
     candidates: list[Candidate] = []
-    scored_plans = [(sid, p) for sid, p in plans]
 
     def best_for(paths: list[_Path], own: tuple[str, Plan] | None) -> Candidate | None:
         best = None
@@ -282,7 +282,7 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
             total, terms = score_path(path, reading, own[1] if own else None, rank)
             # The best of the other plans that agree with this path adds its prior too.
             if own is None:
-                priors = [t for _, p in scored_plans for t in _plan_terms(p, path)]
+                priors = [t for _, p in plans for t in _plan_terms(p, path)]
                 if priors:
                     top = max(priors, key=lambda t: t[1])
                     total += top[1]
