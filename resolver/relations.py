@@ -68,6 +68,39 @@ _TABLE: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
     "head_of_government": (("P6",), "person", ("leader",)),
 }
 
+# What a relation's subject can be, in the answer-type vocabulary: Wikidata's subject-type
+# constraints of each property, coarsened ("work" = creative work or product; "place" = a region
+# that is neither city nor country). Used to type-check plans (signatures.py), never to answer.
+SUBJECT_TYPES: dict[str, tuple[str, ...]] = {
+    "located_in_country": ("city", "place", "organisation", "work"),
+    "born_in": ("person",), "died_in": ("person",), "married_to": ("person",),
+    "child": ("person",), "educated_at": ("person",), "field_of_work": ("person",),
+    "citizenship": ("person",), "languages_spoken": ("person",), "work_location": ("person",),
+    "religion": ("person", "organisation"), "position": ("person",),
+    "employer": ("person",), "member_of": ("person", "organisation", "country"),
+    "famous_for": ("person",), "record_label": ("person",),
+    "genre": ("person", "work"),
+    "continent": ("country", "city", "place"),
+    "capital": ("country", "place"),
+    "head_of_state": ("country", "place"),
+    "head_of_government": ("country", "city", "place"),
+    "official_language": ("country", "city", "place", "organisation"),
+    "twinned_with": ("city",),
+    "located_in": ("city", "place", "organisation", "work"),
+    "author": ("work",), "created_by": ("work",), "performed_by": ("work",),
+    "produced_by": ("work",), "developer": ("work",), "original_broadcaster": ("work",),
+    "language_of_work": ("work",), "original_language": ("work",),
+    "country_of_origin": ("work", "sport", "organisation"),
+    "founded_by": ("organisation", "religion", "country", "city", "place", "work"),
+    "founded_in": ("organisation", "religion"),
+    "owned_by": ("organisation", "work"),
+    "headquarters": ("organisation",),
+    "head_coach": ("organisation",), "chairperson": ("organisation",),
+    "ceo": ("organisation",), "director": ("organisation",),
+    "officeholder": ("position",),
+    "sport": ("person", "organisation", "position", "work"),
+}
+
 # Followed both ways by the search: "A is married to B" also says who B is married to.
 SYMMETRIC = frozenset({"married_to", "twinned_with"})
 
@@ -79,6 +112,7 @@ class Relation:
     template: str             # cloze, from the grammar: "[X] died in the city of __"
     question: str             # MQuAKE question template: "Which city did [X] die in?"
     object_type: str          # one of ANSWER_TYPES
+    subject_types: frozenset[str]   # what the subject can be (SUBJECT_TYPES)
     families: frozenset[str]  # subset of FAMILIES
     symmetric: bool
 
@@ -96,14 +130,14 @@ def _mquake(name: str) -> dict[str, str]:
 def inventory() -> dict[str, Relation]:
     templates = grammar.templates()
     questions = _mquake("question_templates.json")
-    missing = sorted(set(templates) ^ set(_TABLE))
+    missing = sorted((set(templates) ^ set(_TABLE)) | (set(_TABLE) ^ set(SUBJECT_TYPES)))
     if missing:
-        raise RuntimeError(f"grammar and relation table disagree on: {missing}")
+        raise RuntimeError(f"grammar, relation table and subject types disagree on: {missing}")
     out = {}
     for name in sorted(_TABLE):
         pids, otype, fams = _TABLE[name]
         out[name] = Relation(name, pids, templates[name], questions[pids[0]], otype,
-                             frozenset(fams), name in SYMMETRIC)
+                             frozenset(SUBJECT_TYPES[name]), frozenset(fams), name in SYMMETRIC)
     return out
 
 

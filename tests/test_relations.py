@@ -42,6 +42,7 @@ def test_types_families_and_symmetry_are_from_the_declared_sets():
         assert rel.object_type in ANSWER_TYPES
         assert rel.families <= set(FAMILIES)
         assert rel.symmetric == (rel.name in SYMMETRIC)
+        assert rel.subject_types and rel.subject_types <= set(ANSWER_TYPES) - {"any"}
     assert SYMMETRIC == {"married_to", "twinned_with"}
 
 
