@@ -8,8 +8,10 @@ that is not the JSON asked for. The `ollama` client has no timeout by default, s
 sets one; retries are bounded and only for failures a retry can cure (connection errors, 5xx)."""
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
+from typing import Callable, ClassVar, TypeVar
 
 import httpx
 import orjson
@@ -29,6 +31,8 @@ HTTP_ERROR = "http error"
 TRUNCATED = "truncated"
 INVALID_JSON = "invalid json"
 INVALID_PLAN = "invalid plan"      # valid JSON, but not a plan the store and inventory accept
+
+T = TypeVar("T")
 
 
 class ModelCallError(FactresError):
@@ -156,3 +160,53 @@ class ModelClient:
         except Exception as exc:   # noqa: BLE001 - metadata only; the calls themselves report
             info["error"] = f"{type(exc).__name__}: {exc}"[:200]
         return info
+
+
+@dataclass
+class ModelLane:
+    """An optional model lane of a run (reader, repair): one client, one system prompt, counts
+    of calls and failures. A lane never stops a run: `_ask` returns None on any failure and
+    `last_error` says why. Subclasses set ROLE, PROMPT_FILE and NUM_PREDICT."""
+    ROLE: ClassVar[str] = ""
+    PROMPT_FILE: ClassVar[str] = ""
+    NUM_PREDICT: ClassVar[int] = 0
+
+    client: ModelClient
+    prompt: str = ""
+    last_error: str = ""
+    calls: int = 0
+    failures: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{SPEC_PREFIX}{self.client.model}"
+
+    @property
+    def prompt_sha256(self) -> str:
+        return hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()
+
+    def describe(self) -> dict:
+        """What a run records about the lane."""
+        return {self.ROLE: self.name, "prompt_file": self.PROMPT_FILE,
+                "prompt_sha256": self.prompt_sha256, "temperature": 0.0,
+                "num_predict": self.NUM_PREDICT, "host": self.client.base_url,
+                "timeout_s": self.client.timeout}
+
+    def _ask(self, user_message: str, schema: dict, check: Callable[[dict], T]) -> T | None:
+        """One call at temperature 0; `check` turns the JSON reply into the lane's value (or
+        raises ModelCallError). None on any failure, with `last_error` set."""
+        self.calls += 1
+        self.last_error = ""
+        messages = [{"role": "system", "content": self.prompt},
+                    {"role": "user", "content": user_message}]
+        try:
+            obj, _ = self.client.chat_json(messages, schema, temperature=0.0,
+                                           num_predict=self.NUM_PREDICT)
+            return check(obj)
+        except ModelCallError as exc:
+            self.failures += 1
+            self.last_error = str(exc)
+        except Exception as exc:   # noqa: BLE001 - a lane must never stop a run
+            self.failures += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"[:200]
+        return None

@@ -6,9 +6,10 @@ A reader never raises mid-run: on any failure it answers "" and says why in `las
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from .compile_ollama import prompt_text, sha256_text
-from .ollama_client import ModelCallError, ModelClient, model_of
+from .compile_ollama import prompt_text
+from .ollama_client import ModelCallError, ModelClient, ModelLane, model_of
 
 PROMPT_FILE = "reader.txt"
 NUM_PREDICT = 48             # an entity name; a longer reply is an explanation, cut it off
@@ -28,49 +29,22 @@ def clean_answer(text: str) -> str:
 
 
 @dataclass
-class OllamaReader:
-    client: ModelClient
+class OllamaReader(ModelLane):
+    ROLE: ClassVar[str] = "reader"
+    PROMPT_FILE: ClassVar[str] = PROMPT_FILE
+    NUM_PREDICT: ClassVar[int] = NUM_PREDICT
+
     prompt: str = field(default_factory=lambda: prompt_text(PROMPT_FILE))
-    last_error: str = ""
-    calls: int = 0
-    failures: int = 0
-
-    @property
-    def name(self) -> str:
-        return f"ollama:{self.client.model}"
-
-    @property
-    def prompt_sha256(self) -> str:
-        return sha256_text(self.prompt)
-
-    def describe(self) -> dict:
-        """What a run records about its reader."""
-        return {"reader": self.name, "prompt_file": PROMPT_FILE,
-                "prompt_sha256": self.prompt_sha256, "temperature": 0.0,
-                "num_predict": NUM_PREDICT, "host": self.client.base_url,
-                "timeout_s": self.client.timeout}
 
     def answer(self, question_text: str, fact_lines: list[str]) -> str:
         """The reader's answer, or "" (and `last_error` says why)."""
-        self.calls += 1
-        self.last_error = ""
-        messages = [{"role": "system", "content": self.prompt},
-                    {"role": "user", "content": user_message(question_text, fact_lines)}]
-        try:
-            obj, _ = self.client.chat_json(messages, SCHEMA, temperature=0.0,
-                                           num_predict=NUM_PREDICT)
+        def check(obj: dict) -> str:
             value = obj.get("answer")
             if not isinstance(value, str):
                 raise ModelCallError("invalid json", f"no string 'answer' in {obj!r}"[:200])
-        except ModelCallError as exc:
-            self.failures += 1
-            self.last_error = str(exc)
-            return ""
-        except Exception as exc:   # noqa: BLE001 - a reader must never stop a run
-            self.failures += 1
-            self.last_error = f"{type(exc).__name__}: {exc}"[:200]
-            return ""
-        return clean_answer(value)
+            return clean_answer(value)
+        answer = self._ask(user_message(question_text, fact_lines), SCHEMA, check)
+        return "" if answer is None else answer
 
 
 def make_reader(spec: str, host: str | None = None, timeout: float = 30.0) -> OllamaReader:
