@@ -3,7 +3,7 @@
 - `mab-nbest.png`: plan recall@N (solid) and success@N (dashed) against N, one colour per
   multi-hop source;
 - `mab-ceiling.png`: per multi-hop source, bars for questions with a gold path, the exact
-  one-version-per-key optimum and the latest-wins cap, each labelled with its value.
+  one-version-per-key optimum and the latest-wins cap, each labelled with its count.
 
 Sized for one column of a two-column paper (3.3 in wide, 300 dpi, 7-8 pt type). matplotlib is
 the optional `plot` extra; without it the command says how to install it."""
@@ -43,10 +43,11 @@ def _short(source: str) -> str:
 
 def nbest_figure(folders, path: Path) -> bool:
     """Plan recall@N and success@N per multi-hop source; False when there is nothing to plot."""
-    from .paper_tables import MH_SOURCE
+    from .paper_tables import MH_SOURCE, source_order
     lines = []
     for f in folders:
-        for source, v in sorted((f.data.get("sources") or {}).items()):
+        for source, v in sorted((f.data.get("sources") or {}).items(),
+                                key=lambda kv: source_order(kv[0])):
             if MH_SOURCE.search(source) and v["questions"]:
                 lines.append((f, source, v))
     if not lines:
@@ -57,15 +58,23 @@ def nbest_figure(folders, path: Path) -> bool:
         fig, ax = plt.subplots(figsize=(WIDTH_IN, HEIGHT_IN))
         colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         several_runs = len({f.name for f, _, _ in lines}) > 1
+        from matplotlib.lines import Line2D
+        handles = []
         for i, (f, source, v) in enumerate(lines):
             colour = colours[i % len(colours)]
             ns = [r["n"] for r in v["by_n"]]
             total = v["questions"]
-            label = _short(source) + (f" ({f.data.get('run') or f.name})" if several_runs else "")
             ax.plot(ns, [100 * r["plan_recall"] / total for r in v["by_n"]], "-o",
-                    color=colour, markersize=3, linewidth=1.2, label=f"{label}: plan recall@N")
+                    color=colour, markersize=3, linewidth=1.2)
             ax.plot(ns, [100 * r["success"] / total for r in v["by_n"]], "--s",
-                    color=colour, markersize=3, linewidth=1.2, label=f"{label}: success@N")
+                    color=colour, markersize=3, linewidth=1.2)
+            label = _short(source) + (f" ({f.data.get('run') or f.name})" if several_runs else "")
+            handles.append(Line2D([], [], color=colour, linewidth=4, label=label))
+        # Colour says the source, line style the measure: one legend row above the axes.
+        handles += [Line2D([], [], color="0.2", linestyle="-", marker="o", markersize=3,
+                           label="plan recall@N"),
+                    Line2D([], [], color="0.2", linestyle="--", marker="s", markersize=3,
+                           label="success@N")]
         (order,) = set_orders if len(set_orders) == 1 else (None,)
         if order:
             ax.set_xticks(range(1, len(order) + 1))
@@ -76,7 +85,9 @@ def nbest_figure(folders, path: Path) -> bool:
         ax.set_ylabel("multi-hop questions (%)")
         ax.set_ylim(0, 105)
         ax.grid(axis="y", linewidth=0.4, alpha=0.5)
-        ax.legend(loc="lower right", frameon=False)
+        ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+                  ncols=min(len(handles), 4), frameon=False, handlelength=1.6,
+                  columnspacing=1.0)
         fig.savefig(path, dpi=DPI, metadata=_METADATA)
         plt.close(fig)
     return True
@@ -84,10 +95,11 @@ def nbest_figure(folders, path: Path) -> bool:
 
 def ceiling_figure(folders, path: Path) -> bool:
     """Gold path / optimum / latest wins per multi-hop source, as % of its questions."""
-    from .paper_tables import MH_SOURCE
+    from .paper_tables import MH_SOURCE, source_order
     groups = []
     for f in folders:
-        for source, v in sorted((f.data.get("per_source") or {}).items()):
+        for source, v in sorted((f.data.get("per_source") or {}).items(),
+                                key=lambda kv: source_order(kv[0])):
             if MH_SOURCE.search(source) and v["questions"]:
                 groups.append((_short(source), v))
     if not groups:
@@ -102,12 +114,12 @@ def ceiling_figure(folders, path: Path) -> bool:
             xs = [i + (j - (len(bars) - 1) / 2) * width for i in range(len(groups))]
             ys = [100 * v[field] / v["questions"] for _, v in groups]
             rects = ax.bar(xs, ys, width * 0.95, label=label)
-            ax.bar_label(rects, labels=[f"{v[field]}" for _, v in groups], fontsize=6,
+            ax.bar_label(rects, labels=[f"{v[field]}/{v['questions']}" for _, v in groups], fontsize=6,
                          padding=1)
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels([name for name, _ in groups])
         ax.set_xlabel("multi-hop source")
-        ax.set_ylabel("questions answerable (%)")
+        ax.set_ylabel("answerable (% of questions)")
         ax.set_ylim(0, 118)
         ax.set_yticks(range(0, 101, 20))
         ax.legend(loc="upper center", ncols=len(bars), frameon=False, fontsize=6,

@@ -213,6 +213,12 @@ def _share(count: int, total: int) -> str:
     return f"{100 * count / total:.1f}" if total else DASH
 
 
+def source_order(source: str) -> tuple[int, str]:
+    """Sources by size (6K before 32K), then by name."""
+    match = re.search(r"_(\d+)k\Z", source)
+    return (int(match[1]) if match else 1 << 30, source)
+
+
 def nbest_table(folders: list[Folder], notes: list[str]) -> Table | None:
     groups, used, sets = [], [], set()
     for folder in folders:
@@ -222,7 +228,7 @@ def nbest_table(folders: list[Folder], notes: list[str]) -> Table | None:
         if not sources:
             notes.append(f"mab-nbest: {folder.name} left out: no multi-hop source")
             continue
-        for source, summary in sorted(sources.items()):
+        for source, summary in sorted(sources.items(), key=lambda kv: source_order(kv[0])):
             total = summary["questions"]
             rows = []
             for r in summary["by_n"]:
@@ -272,7 +278,8 @@ def ceiling_table(folders: list[Folder], notes: list[str]) -> Table | None:
         contested = contested_by_source(folder.data)
         groups.append(tuple((Cell(s), Cell(str(v["questions"])), Cell(str(v["with_gold_path"])),
                              Cell(str(v["latest_wins"])), Cell(str(v["optimal"])),
-                             Cell(str(contested.get(s, 0)))) for s, v in sorted(per.items())))
+                             Cell(str(contested.get(s, 0))))
+                            for s, v in sorted(per.items(), key=lambda kv: source_order(kv[0]))))
         used.append(folder.name)
     if not used:
         return None

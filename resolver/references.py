@@ -90,7 +90,7 @@ def validate_entry(entry: Any) -> None:
 
 
 def load_references(path: str | Path | None = None) -> tuple[str, list[dict]]:
-    """(file name, entries) of a references file (default: the packaged one), validated.
+    """(name to cite, entries) of a references file (default: the packaged one), validated.
     A malformed file or entry is an InputError naming the file and the entry's index."""
     file = Path(path) if path is not None else default_path()
     shown = str(path) if path is not None else "resolver/data/references.json"
@@ -109,4 +109,6 @@ def load_references(path: str | Path | None = None) -> tuple[str, list[dict]]:
             validate_entry(entry)
         except ValueError as exc:
             raise InputError(f"reference entry {i}: {exc}", path=shown) from None
-    return shown, doc["references"]
+    # The name tables cite: the packaged file by its repo path, another file by its name
+    # (paths differ between machines; the tables must not).
+    return (shown if path is None else file.name), doc["references"]

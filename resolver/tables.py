@@ -128,6 +128,14 @@ def _tex_cell(cell: Cell, align: str) -> str:
     return text
 
 
+def _tex_note(note: str) -> str:
+    """A footnote; a leading mark ("* ...", "† ...") is set as a superscript, as in the cells."""
+    mark, _, rest = note.partition(" ")
+    if mark and rest and all(m in _MARKS or m == "*" for m in mark):
+        return r"\textsuperscript{" + "".join(_MARKS.get(m, m) for m in mark) + "} " + tex(rest)
+    return tex(note)
+
+
 def latex_table(table: Table) -> str:
     """A booktabs `tabular` for `\\input{}`: \\midrule between row groups, notes as final
     \\multicolumn rows in \\footnotesize."""
@@ -162,7 +170,7 @@ def latex_table(table: Table) -> str:
             out.append(" & ".join(_tex_cell(c, a) for c, a in zip(row, table.align)) + r" \\")
     out.append(r"\bottomrule")
     for note in table.notes:
-        out.append(r"\multicolumn{" + str(width) + r"}{@{}l}{\footnotesize " + tex(note)
+        out.append(r"\multicolumn{" + str(width) + r"}{@{}l}{\footnotesize " + _tex_note(note)
                    + r"} \\")
     out.append(r"\end{tabular}")
     return "\n".join(out) + "\n"
