@@ -114,8 +114,8 @@ def ceiling_figure(folders, path: Path) -> bool:
             xs = [i + (j - (len(bars) - 1) / 2) * width for i in range(len(groups))]
             ys = [100 * v[field] / v["questions"] for _, v in groups]
             rects = ax.bar(xs, ys, width * 0.95, label=label)
-            ax.bar_label(rects, labels=[f"{v[field]}/{v['questions']}" for _, v in groups], fontsize=6,
-                         padding=1)
+            ax.bar_label(rects, labels=[f"{v[field]}/{v['questions']}" for _, v in groups],
+                         fontsize=6, padding=1)
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels([name for name, _ in groups])
         ax.set_xlabel("multi-hop source")

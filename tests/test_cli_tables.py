@@ -119,3 +119,9 @@ def test_help_ends_with_an_example(command):
     result = invoke(command, "-h")
     assert result.exit_code == 0
     assert "Example: factres " + command in result.output
+
+
+def test_the_readme_shows_the_committed_dev_table_verbatim():
+    repo = Path(__file__).resolve().parent.parent
+    table = (repo / "results" / "tables" / "mab-fc.md").read_text()
+    assert table in (repo / "README.md").read_text()
