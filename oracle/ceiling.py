@@ -159,6 +159,7 @@ def solve(question_paths: list[QuestionPaths], sources_alone: bool = True) -> di
                                          for v, qids in by_version.items()],
                               "optimal_version": policy.get(k)})
 
+    source_of = {r["qid"]: r["source"] for r in rows}
     per_source: dict[str, dict] = {}
     for source in sorted({r["source"] for r in rows}):
         mine = [r for r in rows if r["source"] == source]
@@ -172,6 +173,10 @@ def solve(question_paths: list[QuestionPaths], sources_alone: bool = True) -> di
             "optimal": sum(r["optimal"] for r in mine),
             "latest_wins": sum(r["latest_wins"] for r in mine),
             "optimal_alone": alone if alone is not None else sum(r["optimal"] for r in mine),
+            # contested keys some question of this source needs (in either version)
+            "contested_keys": sum(1 for c in contested
+                                  if any(source_of[q] == source for n in c["needed"]
+                                         for q in n["questions"])),
         }
     return {
         "questions": len(rows),

@@ -54,3 +54,8 @@ class ArchiveError(FactresError):
 
 class RunExistsError(FactresError):
     """Results are never overwritten: the run id is taken."""
+
+
+class ProtocolError(FactresError):
+    """The dev/test protocol refuses a run: a test run from a dirty tree, without a frozen
+    configuration, or with code, plans or weights that differ from the one it names."""

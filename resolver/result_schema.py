@@ -61,6 +61,18 @@ class MetaJson(TypedDict):
     counts: dict[str, int]         # questions, answered, repaired, reader_failures
     versions: dict[str, str | None]  # python, factres and dependency versions
     git: dict[str, Any]            # {"commit": sha or None, "dirty": bool or None}
+    protocol: "ProtocolRecord"     # how the run passed the dev/test gate (resolver.protocol)
+
+
+class ProtocolRecord(TypedDict):
+    split: str                     # "dev" or "test"
+    frozen: bool                   # a frozen configuration was named and matched exactly
+    frozen_config: str | None      # its path, as given
+    frozen_sha256: str | None      # its own sha256 (the "sha256" field of the file)
+    mismatches: list[str]          # differences from it (only with allow_dirty)
+    allow_dirty: bool              # --allow-dirty: tables mark every row built from this run
+    dirty: bool | None             # tracked files differed from the commit (None: no git)
+    commit: str | None             # the commit checked out
 
 
 class PredictionRow(TypedDict):

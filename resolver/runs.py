@@ -60,8 +60,12 @@ class RunConfig:
     repair: str | None = None         # e.g. "ollama:qwen2.5:3b"; None = no repair
     host: str | None = None           # Ollama host for reader and repair
     timeout: float = 30.0             # seconds per model call
-    mode: str = "search"              # "search" (scored path search) or "plain" (latest-wins
-                                      # execution of the plans in order, the baseline)
+    mode: str | None = "search"       # "search" (scored path search) or "plain" (latest-wins
+                                      # execution of the plans in order, the baseline); None:
+                                      # the frozen configuration's, else "search"
+    frozen: str | None = None         # frozen configuration file (factres freeze) to check
+    allow_dirty: bool = False         # run a test split from a dirty tree or unfrozen config,
+                                      # marked so in meta.json (see resolver.protocol)
 
     def data_paths(self) -> tuple[str, ...]:
         return self.data or (str(bundled_path()),)
@@ -322,7 +326,9 @@ def check_run_id(root: Path, run_id: str) -> None:
 def execute(config: RunConfig, *, results: str | Path | None = None,
             run_id: str | None = None, progress: Progress | None = None) -> Run:
     """Resolve, score and record one run; return it. The run folder is complete on return."""
+    from .protocol import admit
     root = results_root(results)
+    config, protocol = admit(config)       # refuses test runs outside the protocol
     if run_id is not None:
         check_run_id(root, run_id)
     dataset, gold_book = load(config.data_paths())
@@ -368,6 +374,7 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
     config_json = {"data": list(config.data_paths()), "plans": list(config.plan_specs()),
                    "split": config.split, "reader": config.reader, "repair": config.repair,
                    "host": config.host, "timeout": config.timeout, "mode": config.mode,
+                   "frozen": config.frozen, "allow_dirty": config.allow_dirty,
                    "bootstrap": {"resamples": scoring.BOOTSTRAP_RESAMPLES,
                                  "seed": scoring.BOOTSTRAP_SEED,
                                  "level": scoring.BOOTSTRAP_LEVEL}}
@@ -399,7 +406,9 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
                        "repair_changed": sum(1 for t in repair_traces.values()
                                              if t["before"] != t["after"]),
                        "reader_failures": sum(1 for t in reader_traces.values() if t["error"])},
-            "versions": _versions(), "git": _git_state()}
+            "versions": _versions(), "git": {"commit": protocol["commit"],
+                                             "dirty": protocol["dirty"]},
+            "protocol": protocol}
     path = write_run(root, run_id, meta, rows, traces, metrics)
     return Run(run_id, path, meta, metrics, rows)
 

@@ -41,6 +41,18 @@ OFFICE_CUE = 0.6           # "the Prime Minister of Sweden" names the office: it
 LITERAL_ORDER = {"rule": 0, "lexicon": 1, "search": 9}
 
 
+def weights() -> dict[str, object]:
+    """Every fixed constant that decides the search, by name: what `factres freeze` records
+    and a test run checks, so a changed weight is named, not just a changed file hash."""
+    return {"MAX_HOPS": MAX_HOPS, "HOP_COST": HOP_COST, "UNCUED_HOP": UNCUED_HOP,
+            "UNUSED_CUE": UNUSED_CUE, "UNEXPLAINED_FLOOR": UNEXPLAINED_FLOOR,
+            "TYPE_MATCH": TYPE_MATCH, "TYPE_MISMATCH": TYPE_MISMATCH,
+            "OLDER_VERSION": OLDER_VERSION, "FAMILY_MATE": FAMILY_MATE,
+            "SKIPPED_STEP": SKIPPED_STEP, "BASE_RANK": BASE_RANK, "PLAN_PRIOR": dict(PLAN_PRIOR),
+            "OTHER_PLAN_PRIOR": OTHER_PLAN_PRIOR, "OFFICE_CUE": OFFICE_CUE,
+            "LITERAL_ORDER": dict(LITERAL_ORDER)}
+
+
 @dataclass(frozen=True)
 class _Path:
     base: str

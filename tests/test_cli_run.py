@@ -76,7 +76,8 @@ def test_dev_split_on_a_bare_context_is_an_error(results, tmp_path):
 
 
 def test_test_split_prints_an_unscored_table(results):
-    result = invoke("run", "--data", str(SMALL), "--split", "test", "--run-id", "t")
+    result = invoke("run", "--data", str(SMALL), "--split", "test", "--run-id", "t",
+                    "--allow-dirty")
     assert result.exit_code == 0
     lines = result.output.splitlines()
     assert lines[2].startswith("| factconsolidation_sh_6k | sh | none | 3 | unscored | ")

@@ -18,9 +18,11 @@ def test_ceiling_counts(tmp_path):
             report["latest_wins"]) == (9, 8, 6, 4)
     assert report["per_source"] == {
         "factconsolidation_mh_6k": {"questions": 5, "with_gold_path": 4, "optimal": 2,
-                                    "latest_wins": 2, "optimal_alone": 2},
+                                    "latest_wins": 2, "optimal_alone": 2,
+                                    "contested_keys": 2},
         "factconsolidation_sh_6k": {"questions": 4, "with_gold_path": 4, "optimal": 4,
-                                    "latest_wins": 2, "optimal_alone": 4}}
+                                    "latest_wins": 2, "optimal_alone": 4,
+                                    "contested_keys": 2}}
     assert [(c["subject"], c["relation"], c["optimal_version"])
             for c in report["contested_keys"]] == [("Alpha", "citizenship", 1),
                                                    ("Xland", "capital", 0)]
@@ -29,3 +31,15 @@ def test_ceiling_counts(tmp_path):
     assert (report["keys_requested"], report["keys_free"], report["questions_free"]) == \
         (6, 4, 3)
     assert "| all | 9 | 8 | 6 | 6 | 4 |" in ceiling_markdown(report)
+
+
+def test_contested_keys_per_source_agree_with_what_tables_count(tmp_path):
+    """resolver.paper_tables counts them from older ceiling.json files that lack the field."""
+    from resolver.paper_tables import contested_by_source
+    dataset, gold = load([write_tiny(tmp_path)], use_cache=False)
+    report = solve(find_paths(dataset, gold))
+    written = {s: v["contested_keys"] for s, v in report["per_source"].items()}
+    old = dict(report, per_source={s: {k: x for k, x in v.items() if k != "contested_keys"}
+                                   for s, v in report["per_source"].items()})
+    assert contested_by_source(report) == written
+    assert contested_by_source(old) == written

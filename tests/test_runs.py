@@ -112,7 +112,7 @@ def test_an_interrupted_write_leaves_no_folder(tmp_path, monkeypatch, failure):
 
 
 def test_test_split_writes_predictions_without_scores(tmp_path):
-    run = execute(_config(_rows_with(tmp_path, answers=False), split="test"),
+    run = execute(_config(_rows_with(tmp_path, answers=False), split="test", allow_dirty=True),
                   results=tmp_path / "results", run_id="t1")
     rows = loads_lines((run.path / "predictions.jsonl").read_bytes())
     assert all(r["gold"] is None and r["em"] is None for r in rows)

@@ -49,3 +49,4 @@ def data_option(required: bool = False, help_text: str | None = None):
 from . import parse as _parse  # noqa: E402,F401
 from . import plans as _plans  # noqa: E402,F401
 from . import run as _run  # noqa: E402,F401
+from . import tables as _tables  # noqa: E402,F401

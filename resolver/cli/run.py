@@ -6,7 +6,7 @@ import sys
 import click
 
 from . import data_option, library_errors, main
-from .. import runs, tables
+from .. import protocol, runs, tables
 
 
 class _Bars:
@@ -45,22 +45,33 @@ class _Bars:
 @click.option("--host", help="Ollama host for --reader and --repair (default: ollama's).")
 @click.option("--timeout", type=float, default=30.0, show_default=True,
               help="Seconds per model call.")
-@click.option("--mode", type=click.Choice(["search", "plain"]), default="search",
-              show_default=True, help="search: the relaxed scored path search; plain: execute "
-              "the plans in order, latest version at every hop (the baseline).")
+@click.option("--mode", type=click.Choice(["search", "plain"]), default=None,
+              help="search: the relaxed scored path search; plain: execute the plans in order, "
+              "latest version at every hop (the baseline). Default: the frozen "
+              "configuration's, else search.")
+@click.option("--config", "frozen", type=click.Path(dir_okay=False),
+              help="Frozen configuration (factres freeze) the run must match; required for "
+                   "--split test. Supplies the plan sets and mode.")
+@click.option("--allow-dirty", is_flag=True,
+              help="Let a test run go from a dirty tree or without a matching frozen "
+                   "configuration; meta.json and every table row built from it say so.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal).")
 @library_errors
 def run_command(data, plans, split, run_id, results_dir, reader, repair, host, timeout,
-                mode, progress) -> None:
+                mode, frozen, allow_dirty, progress) -> None:
     """Resolve every question, score it as MemoryAgentBench does, and record the run in
     results/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, table.md,
     table.tex). Prints the score table. Existing runs are never overwritten.
 
+    Dev is 6K; test is 32K, 64K and 262K: a test run needs --config (a frozen configuration
+    the checkout matches) and a clean git tree, unless --allow-dirty, which marks it.
+
     Example: factres run
     """
     config = runs.RunConfig(data=tuple(data), plans=tuple(plans), split=split, reader=reader,
-                            repair=repair, host=host, timeout=timeout, mode=mode)
+                            repair=repair, host=host, timeout=timeout, mode=mode,
+                            frozen=frozen, allow_dirty=allow_dirty)
     if progress is None:
         progress = sys.stderr.isatty()
     bars = _Bars() if progress else None
@@ -71,6 +82,12 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
             bars.close()
     click.echo(run.table, nl=False)
     click.echo(f"\nrun {run.run_id} written to {run.path}/")
+    protocol = run.meta["protocol"]
+    if protocol["allow_dirty"] or (protocol["split"] == "test" and not protocol["frozen"]):
+        click.echo("warning: run admitted with --allow-dirty (dirty tree: "
+                   f"{'yes' if protocol['dirty'] else 'no'}, frozen configuration: "
+                   f"{'yes' if protocol['frozen'] else 'no'}); marked so in meta.json and in "
+                   "every table row built from it", err=True)
     failures = run.meta["counts"]["reader_failures"]
     if failures:
         click.echo(f"warning: the reader gave no answer for {failures} of "
@@ -93,3 +110,28 @@ def table_command(run, fmt, results_dir) -> None:
     """
     _, metrics = runs.load_run(run, results=results_dir)
     click.echo(tables.RENDERERS[fmt](metrics["rows"]), nl=False)
+
+
+@main.command("freeze")
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--plans", "plans", multiple=True, metavar="SET",
+              help="Plan set: live:rules, live:lexicon, an archived set id or folder; repeat "
+                   "for several. Default: live:rules then live:lexicon.")
+@click.option("--mode", type=click.Choice(["search", "plain"]), default="search",
+              show_default=True, help="The resolver mode test runs will use.")
+@click.option("--reader", metavar="SPEC", help="Reader lane test runs will use (default none).")
+@click.option("--repair", metavar="SPEC", help="Repair lane test runs will use (default none).")
+@library_errors
+def freeze_command(config, plans, mode, reader, repair) -> None:
+    """Write a frozen configuration to CONFIG (never overwritten): the plan sets (archived sets
+    by the sha256 of their files, live sets by the sha256 of their compiler sources), the search
+    weights, the grammar and resolver sources' sha256, mode and lanes, and its own sha256.
+    `factres run --split test --config CONFIG` checks the checkout against it.
+
+    Example: factres freeze configs/test-v1.json --plans rules-6k --plans lexicon-6k
+    """
+    frozen = protocol.freeze(tuple(plans), mode, reader, repair)
+    path = protocol.write_frozen(config, frozen)
+    sets = ", ".join(s["spec"] for s in frozen["plan_sets"])
+    click.echo(f"froze {path}: plan sets {sets}; mode {frozen['mode']}; "
+               f"sha256 {frozen['sha256']}")

@@ -1,0 +1,45 @@
+"""`factres tables`: the paper tables (and figures) from run and oracle folders."""
+from __future__ import annotations
+
+import click
+
+from . import library_errors, main
+from .. import paper_tables
+
+
+@main.command("tables")
+@click.argument("runs", nargs=-1, metavar="[RUN]...")
+@click.option("--format", "fmt", type=click.Choice(["md", "latex", "both"]), default="both",
+              show_default=True, help="Markdown, LaTeX (booktabs tabular for \\input{}), or both.")
+@click.option("--out", type=click.Path(file_okay=False),
+              help="Folder for the tables (regenerated files are replaced). Default: "
+                   "<results dir>/tables/.")
+@click.option("--table", "names", multiple=True, type=click.Choice(paper_tables.TABLES),
+              help="Build only this table; repeatable. A table asked for by name must have "
+                   "input, else it is an error.")
+@click.option("--results-dir", type=click.Path(file_okay=False),
+              help="Where run folders are. Default: $FACTRES_RESULTS, else ./results.")
+@click.option("--references", type=click.Path(dir_okay=False),
+              help="References file for mab-ref. Default: resolver/data/references.json.")
+@click.option("--plot", is_flag=True,
+              help="Also write PNG figures (needs the plot extra: pip install 'factres[plot]').")
+@library_errors
+def tables_command(runs, fmt, out, names, results_dir, references, plot) -> None:
+    """Write the paper tables mab-fc, mab-nbest, mab-ceiling and mab-ref from folders only.
+
+    RUN is a run id under the results dir or a folder path; its kind is read from its files
+    (meta.json + metrics.json: a score run; nbest.json or ceiling.json: an oracle folder).
+    Without RUN, every such folder under the results dir is read. A table with no input folder
+    is skipped with a note on stderr.
+
+    Example: factres tables dev-6k-search-nbest dev-6k-plain oracle-nbest-dev-6k-search-nbest
+    oracle-ceiling-6k
+    """
+    formats = ("md", "latex") if fmt == "both" else (fmt,)
+    report = paper_tables.make_tables(tuple(runs), results=results_dir, out=out,
+                                      formats=formats, names=tuple(names),
+                                      references=references, plot=plot)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    for path in report.written:
+        click.echo(f"wrote {path}")

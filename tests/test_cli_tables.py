@@ -1,0 +1,127 @@
+"""`factres tables`: CLI doors onto resolver.paper_tables (exact output and errors)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from resolver.cli import main
+
+FIXTURES = Path(__file__).parent / "data" / "tables"
+GOLDEN = Path(__file__).parent / "data" / "golden"
+REFERENCES = str(FIXTURES / "references.json")
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_tables_of_named_folders_in_both_formats(tmp_path):
+    runs = ["dev-plain-dirty", "dev-small", "test-262k-unfrozen", "oracle-nbest-dev-small",
+            "oracle-ceiling-small"]
+    result = invoke("tables", *runs, "--results-dir", str(FIXTURES), "--out", str(tmp_path),
+                    "--references", REFERENCES)
+    assert result.exit_code == 0
+    names = [f"{t}.{e}" for t in ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref")
+             for e in ("md", "tex")] + ["preview.tex"]
+    assert result.stdout == "".join(f"wrote {tmp_path / n}\n" for n in names)
+    assert result.stderr == ""
+    for name in names[:-1]:
+        assert (tmp_path / name).read_text() == (GOLDEN / name).read_text(), name
+
+
+def test_default_reads_the_results_dir_and_notes_what_it_leaves_out(tmp_path):
+    result = invoke("tables", "--results-dir", str(FIXTURES), "--out", str(tmp_path),
+                    "--format", "md", "--references", REFERENCES)
+    assert result.exit_code == 0
+    assert result.stderr == ("note: mab-fc: heldout-other left out: no MemoryAgentBench "
+                             "FactConsolidation source (factconsolidation_sh/mh_<size>)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "mab-ceiling.md", "mab-fc.md", "mab-nbest.md", "mab-ref.md"]
+
+
+def test_missing_input_is_a_note_unless_the_table_is_asked_for(tmp_path):
+    result = invoke("tables", "dev-small", "--results-dir", str(FIXTURES), "--out",
+                    str(tmp_path), "--format", "latex", "--references", REFERENCES)
+    assert result.exit_code == 0
+    assert result.stderr == (
+        "note: mab-nbest: no oracle nbest folder (nbest.json) to build it from; not written\n"
+        "note: mab-ceiling: no oracle ceiling folder (ceiling.json) to build it from; "
+        "not written\n")
+    result = invoke("tables", "dev-small", "--results-dir", str(FIXTURES), "--out",
+                    str(tmp_path), "--table", "mab-nbest")
+    assert result.exit_code == 1
+    assert result.output == ("Error: <input>: table mab-nbest: no oracle nbest folder "
+                             "(nbest.json) to build it from (expected at least one oracle nbest "
+                             "folder (nbest.json))\n")
+
+
+def test_unknown_folder_and_unread_kind_are_errors(tmp_path):
+    result = invoke("tables", "nope", "--results-dir", str(FIXTURES), "--out", str(tmp_path))
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {FIXTURES / 'nope'}: no folder 'nope' (expected a run id "
+                             "under the results folder or a folder path)\n")
+    result = invoke("tables", "oracle-paths-small", "--results-dir", str(FIXTURES))
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {FIXTURES / 'oracle-paths-small'}: not a folder factres "
+                             "tables reads (expected a score run (meta.json and metrics.json) "
+                             "or an oracle folder with nbest.json or ceiling.json)\n")
+
+
+def test_the_committed_dev_runs_give_all_four_tables(tmp_path):
+    repo = Path(__file__).resolve().parent.parent
+    runs = ["dev-6k-search-nbest", "dev-6k-plain", "oracle-nbest-dev-6k-search-nbest",
+            "oracle-ceiling-6k"]
+    result = invoke("tables", *runs, "--results-dir", str(repo / "results"), "--out",
+                    str(tmp_path))
+    assert result.exit_code == 0 and result.stderr == ""
+    for t in ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref"):
+        assert (tmp_path / f"{t}.md").is_file() and (tmp_path / f"{t}.tex").is_file()
+    fc = (tmp_path / "mab-fc.md").read_text()
+    # the committed dev runs were written from a dirty tree: the mark must show
+    assert "| 94.0 [89.0, 98.0] | bcc2ad7† |" in fc
+    # the committed results/tables/ are exactly what the command writes
+    for path in sorted((repo / "results" / "tables").glob("mab-*")):
+        if path.suffix in (".md", ".tex"):
+            assert (tmp_path / path.name).read_text() == path.read_text(), path.name
+
+
+def test_plot_writes_figures(tmp_path):
+    pytest.importorskip("matplotlib")
+    result = invoke("tables", "oracle-nbest-dev-small", "oracle-ceiling-small", "--results-dir",
+                    str(FIXTURES), "--out", str(tmp_path), "--table", "mab-nbest", "--plot")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-2:] == [f"wrote {tmp_path / 'mab-nbest.png'}",
+                                               f"wrote {tmp_path / 'mab-ceiling.png'}"]
+    for name in ("mab-nbest.png", "mab-ceiling.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib_says_how_to_install_it(tmp_path, monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    result = invoke("tables", "oracle-ceiling-small", "--results-dir", str(FIXTURES), "--out",
+                    str(tmp_path), "--plot")
+    assert result.exit_code == 1
+    assert result.output.endswith("Error: --plot needs matplotlib, which is not installed: "
+                                  "pip install 'factres[plot]'\n")
+
+
+@pytest.mark.parametrize("command", ["tables", "freeze"])
+def test_help_ends_with_an_example(command):
+    result = invoke(command, "-h")
+    assert result.exit_code == 0
+    assert "Example: factres " + command in result.output
+
+
+def test_the_readme_shows_the_committed_dev_table_verbatim():
+    repo = Path(__file__).resolve().parent.parent
+    table = (repo / "results" / "tables" / "mab-fc.md").read_text()
+    assert table in (repo / "README.md").read_text()

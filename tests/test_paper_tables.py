@@ -1,0 +1,202 @@
+"""The paper tables, pinned by golden files rendered from tiny fixture folders
+(tests/data/tables/), plus a structural check of the LaTeX and, where pdflatex exists, a compile.
+
+Regenerate the golden files after an intended change with
+    FACTRES_UPDATE_GOLDEN=1 python -m pytest tests/test_paper_tables.py
+and read the diff before committing it."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from resolver import paper_tables
+from resolver.errors import InputError
+from resolver.paper_tables import build, gather, make_tables
+from resolver.references import load_references
+from resolver.tables import Cell, Table, latex_table, markdown_table
+
+DATA = Path(__file__).parent / "data"
+FIXTURES = DATA / "tables"
+GOLDEN = DATA / "golden"
+REFERENCES = FIXTURES / "references.json"
+RUNS = ("dev-plain-dirty", "dev-small", "test-262k-unfrozen", "oracle-nbest-dev-small",
+        "oracle-ceiling-small")
+
+
+def _rendered() -> dict[str, str]:
+    tables, _ = build(gather(tuple(str(FIXTURES / r) for r in RUNS)),
+                      references=REFERENCES)
+    out = {}
+    for t in tables:
+        out[f"{t.table_id}.md"] = markdown_table(t)
+        out[f"{t.table_id}.tex"] = latex_table(t)
+    return out
+
+
+@pytest.mark.parametrize("name", [f"{t}.{ext}" for t in paper_tables.TABLES
+                                  for ext in ("md", "tex")])
+def test_golden(name):
+    got = _rendered()[name]
+    golden = GOLDEN / name
+    if os.environ.get("FACTRES_UPDATE_GOLDEN"):
+        golden.write_text(got, encoding="utf-8")
+    assert got == golden.read_text(encoding="utf-8")
+
+
+def _top_level_cells(line: str) -> int:
+    """Cells of a LaTeX row: & outside braces, plus one."""
+    line = line.replace("\\\\", "")          # line breaks inside nested tabulars
+    depth, n = 0, 1
+    for i, ch in enumerate(line):
+        if ch == "{" and line[i - 1:i] != "\\":
+            depth += 1
+        elif ch == "}" and line[i - 1:i] != "\\":
+            depth -= 1
+        elif ch == "&" and depth == 0 and line[i - 1:i] != "\\":
+            n += 1
+    return n
+
+
+@pytest.mark.parametrize("table_id", paper_tables.TABLES)
+def test_latex_structure(table_id):
+    tex = _rendered()[f"{table_id}.tex"]
+    body = [line for line in tex.splitlines() if not line.startswith("%")]
+    stripped = re.sub(r"\\[{}]", "", "\n".join(body).replace("\\\\", ""))
+    assert stripped.count("{") == stripped.count("}")
+    spec = re.match(r"\\begin\{tabular\}\{([lrc]+)\}", body[0])[1]
+    assert body[1] == r"\toprule" and body[-1] == r"\end{tabular}"
+    assert body.count(r"\bottomrule") == 1 and r"\midrule" in body
+    assert r"\begin{table}" not in tex and r"\caption" not in tex      # ready for \input
+    for line in body:
+        if not line.endswith(r"\\"):
+            continue
+        if line.startswith(r"\multicolumn{") and "{@{}l}" in line:
+            assert line.startswith(r"\multicolumn{" + str(len(spec)) + "}")     # a footnote
+            continue
+        spans = [int(n) for n in re.findall(r"\\multicolumn\{(\d+)\}", line)]
+        assert _top_level_cells(line) - len(spans) + sum(spans) == len(spec), line
+
+
+def test_preview_document_compiles(tmp_path):
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed")
+    make_tables(tuple(str(FIXTURES / r) for r in RUNS), out=tmp_path, formats=("latex",),
+                references=REFERENCES)
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
+                           "preview.tex"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert (tmp_path / "preview.pdf").is_file()
+
+
+def test_preview_inputs_every_table_written(tmp_path):
+    report = make_tables(tuple(str(FIXTURES / r) for r in RUNS), out=tmp_path,
+                         references=REFERENCES)
+    assert sorted(p.name for p in report.written) == sorted(
+        [f"{t}.{e}" for t in paper_tables.TABLES for e in ("md", "tex")] + ["preview.tex"])
+    preview = (tmp_path / "preview.tex").read_text()
+    for t in paper_tables.TABLES:
+        assert "\\input{" + t + ".tex}" in preview
+    assert "\\usepackage{booktabs}" in preview
+
+
+def test_default_reads_every_folder_of_a_known_kind():
+    folders = gather((), results=FIXTURES)
+    assert [f.name for f in folders] == ["dev-plain-dirty", "dev-small", "heldout-other",
+                                         "oracle-ceiling-small", "oracle-nbest-dev-small",
+                                         "test-262k-unfrozen"]
+    _, notes = build(folders, references=REFERENCES)
+    assert notes == ["mab-fc: heldout-other left out: no MemoryAgentBench FactConsolidation "
+                     "source (factconsolidation_sh/mh_<size>)"]
+
+
+def test_a_folder_of_another_kind_named_explicitly_is_an_error():
+    with pytest.raises(InputError, match="not a folder factres tables reads"):
+        gather((str(FIXTURES / "oracle-paths-small"),))
+
+
+def test_a_table_without_input_is_skipped_or_an_error_when_asked_for():
+    folders = gather((str(FIXTURES / "dev-small"),))
+    tables, notes = build(folders, references=REFERENCES)
+    assert [t.table_id for t in tables] == ["mab-fc", "mab-ref"]
+    assert notes == ["mab-nbest: no oracle nbest folder (nbest.json) to build it from; "
+                     "not written",
+                     "mab-ceiling: no oracle ceiling folder (ceiling.json) to build it from; "
+                     "not written"]
+    with pytest.raises(InputError) as err:
+        build(folders, ("mab-ceiling",), explicit=True, references=REFERENCES)
+    assert str(err.value) == ("<input>: table mab-ceiling: no oracle ceiling folder "
+                              "(ceiling.json) to build it from (expected at least one oracle "
+                              "ceiling folder (ceiling.json))")
+
+
+def test_dirty_and_unfrozen_runs_are_marked():
+    folders = gather(tuple(str(FIXTURES / r) for r in RUNS[:3]))
+    (fc,), _ = build(folders, ("mab-fc",))
+    assert [row[-1] for row in fc.rows] == [Cell("89abcde", mark="†"), Cell("0123456"),
+                                            Cell("fedcba9", mark="†‡")]
+
+
+def test_rewriting_tables_replaces_them(tmp_path):
+    (tmp_path / "mab-ref.md").write_text("old\n")
+    make_tables((str(FIXTURES / "dev-small"),), out=tmp_path, formats=("md",),
+                names=("mab-ref",), references=REFERENCES)
+    assert (tmp_path / "mab-ref.md").read_text() == (GOLDEN / "mab-ref.md").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mab-ref.md"]   # no temp files
+
+
+def test_the_packaged_references_are_valid_and_untranscribed():
+    shown, entries = load_references()
+    assert shown == "resolver/data/references.json"
+    assert entries and all(not e["checked"] for e in entries)
+    assert all(e["source"]["arxiv"] == "2507.05257" for e in entries)
+    cells = [v for e in entries for c in [*e["sizes"].values(), e["pooled"]] for v in c.values()]
+    assert set(cells) == {None}          # nothing typed from memory
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"system": "x"}, "missing key(s): checked, note, pooled, protocol, reader, sizes, source"),
+    ({"sizes": {"6k": {"sh": 101, "mh": None}}},
+     "sizes.6k.sh must be a percentage in [0, 100] or null, not 101"),
+    ({"sizes": {"8k": {"sh": 1, "mh": 1}}}, "sizes must map some of 6k, 32k, 64k, 262k to cells"),
+    ({"source": {"title": "t", "arxiv": None, "url": None, "table": None}},
+     "source names neither an arxiv id nor a url"),
+    ({"checked": True}, "a checked entry must name the table or figure it was checked "
+                        "against (source.table)"),
+    ({"protocol": ""}, "protocol must be a non-empty string"),
+    ({"extra": 1}, "unknown key(s): extra"),
+])
+def test_malformed_references_name_file_and_entry(tmp_path, entry, message):
+    import orjson
+    good = orjson.loads(REFERENCES.read_bytes())
+    bad = dict(good["references"][1], **entry)
+    if entry == {"system": "x"}:
+        bad = entry
+    good["references"].insert(1, bad)
+    path = tmp_path / "refs.json"
+    path.write_bytes(orjson.dumps(good))
+    with pytest.raises(InputError) as err:
+        load_references(path)
+    assert str(err.value) == f"{path}: reference entry 1: {message}"
+
+
+def test_table_model_checks_its_shape():
+    with pytest.raises(ValueError, match="a row has 1 cells for 2 columns"):
+        Table("t", "", ("a", "b"), "lr", (((Cell("x"),),),))
+    with pytest.raises(ValueError, match="header groups span 3 of 2 columns"):
+        Table("t", "", ("a", "b"), "lr", (), (("g", 3),))
+
+
+def test_markdown_and_latex_agree_on_cells():
+    t = Table("t", "cap", ("name", "x"), "lr",
+              (((Cell("a_b|c"), Cell("1.0", "[0.5, 2.0]", "†")),),), notes=("† note",))
+    assert markdown_table(t) == ("<!-- t: cap -->\n| name | x |\n|---|--:|\n"
+                                 "| a_b\\|c | 1.0† [0.5, 2.0] |\n\n† note\n")
+    assert ("a\\_b|c & \\begin{tabular}[t]{@{}r@{}}1.0\\textsuperscript{\\dag}\\\\"
+            "{\\scriptsize [0.5, 2.0]}\\end{tabular} \\\\") in latex_table(t)
+    assert "\\multicolumn{2}{@{}l}{\\footnotesize \\textsuperscript{\\dag} note} \\\\" \
+        in latex_table(t)
