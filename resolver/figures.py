@@ -81,13 +81,15 @@ def nbest_figure(folders, path: Path) -> bool:
             ax.set_xticklabels([f"{n}\n{s}" for n, s in enumerate(order, 1)], fontsize=6)
             ax.set_xlabel("N: plan sets used, in the order tried")
         else:
+            ns_all = sorted({r["n"] for _, _, v in lines for r in v["by_n"]})
+            ax.set_xticks(ns_all)               # N counts plan sets: whole numbers only
             ax.set_xlabel("N: first N plan sets used")
         ax.set_ylabel("multi-hop questions (%)")
         ax.set_ylim(0, 105)
         ax.grid(axis="y", linewidth=0.4, alpha=0.5)
         ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0),
-                  ncols=min(len(handles), 4), frameon=False, handlelength=1.6,
-                  columnspacing=1.0)
+                  ncols=2 if several_runs else min(len(handles), 4), frameon=False,
+                  handlelength=1.6, columnspacing=1.0)
         fig.savefig(path, dpi=DPI, metadata=_METADATA)
         plt.close(fig)
     return True
@@ -120,10 +122,11 @@ def ceiling_figure(folders, path: Path) -> bool:
         ax.set_xticklabels([name for name, _ in groups])
         ax.set_xlabel("multi-hop source")
         ax.set_ylabel("answerable (% of questions)")
-        ax.set_ylim(0, 118)
+        ax.set_ylim(0, 108)
         ax.set_yticks(range(0, 101, 20))
-        ax.legend(loc="upper center", ncols=len(bars), frameon=False, fontsize=6,
-                  handlelength=1.0, columnspacing=0.8)
+        # Above the axes: inside, the legend sits on the count labels of full bars.
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=len(bars),
+                  frameon=False, fontsize=6, handlelength=1.0, columnspacing=0.8)
         fig.savefig(path, dpi=DPI, metadata=_METADATA)
         plt.close(fig)
     return True
