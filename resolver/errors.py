@@ -54,3 +54,9 @@ class ArchiveError(FactresError):
 
 class RunExistsError(FactresError):
     """Results are never overwritten: the run id is taken."""
+
+
+class ProvenanceError(FactresError):
+    """A ledger operation that does not apply to the key's state (resolve on a key that is not
+    contested, revoke on an empty key, ...), or a lookup of a key the store does not hold.
+    Raised before anything changes: the ledger is left as it was."""
