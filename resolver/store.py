@@ -54,13 +54,13 @@ class _Index:
         self.by_object: dict[str, list[Fact]] = defaultdict(list)
         self.spelling: dict[str, str] = {}
         self.subjects: set[str] = set()
+        # Names recur (18K facts of the 262K context name ~11K entities): normalise each
+        # spelling once (the ledger's build reuses this too).
+        self.normed: dict[str, str] = {}
 
     def add(self, facts: Iterable[Fact]) -> None:
         keys, by_subject, by_object = self.keys, self.by_subject, self.by_object
-        spelling, subjects = self.spelling, self.subjects
-        # Names recur (18K facts of the 262K context name ~11K entities): normalise each
-        # spelling once.
-        normed: dict[str, str] = {}
+        spelling, subjects, normed = self.spelling, self.subjects, self.normed
         for fact in facts:
             subject, obj = fact.subject, fact.object
             s = normed.get(subject)
@@ -92,9 +92,11 @@ def _check_relation(relation: str) -> None:
         raise ProvenanceError(f"unknown relation {relation!r}{hint}")
 
 
-def _writes(facts: Iterable[Fact]) -> Iterator[tuple[tuple[str, str], str, Fact]]:
-    """(key, value, evidence) of each fact, for `Ledger.accept_many`."""
-    normed: dict[str, str] = {}
+def _writes(facts: Iterable[Fact], normed: dict[str, str] | None = None
+            ) -> Iterator[tuple[tuple[str, str], str, Fact]]:
+    """(key, value, evidence) of each fact, for `Ledger.accept_many`; `normed` caches
+    spelling -> normalised name (the store's lookup tables hold one)."""
+    normed = {} if normed is None else normed
     for fact in facts:
         subject = fact.subject
         s = normed.get(subject)
@@ -138,7 +140,7 @@ class FactStore:
             if self._built is not None and len(out) > first:
                 self._built.add(out[first:])
             if self._ledger is not None and len(out) > first:
-                self._ledger.accept_many(_writes(out[first:]))
+                self._ledger.accept_many(_writes(out[first:], self._ix.normed))
             if len(out) > first:
                 self._token_index = None
 
@@ -161,7 +163,7 @@ class FactStore:
         ledger = self._ledger
         if ledger is None:
             ledger = Ledger()
-            ledger.accept_many(_writes(self._facts))
+            ledger.accept_many(_writes(self._facts, self._ix.normed))
             self._ledger = ledger
         return ledger
 
