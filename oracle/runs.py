@@ -81,7 +81,7 @@ def hop_from_json(obj: dict) -> Hop:
     return Hop(obj["subject"], obj["relation"], obj["object"], obj.get("serial", -1),
                obj.get("line", 0), obj.get("text", ""), obj.get("version", 0),
                obj.get("reverse", False),
-               tuple(tuple(p) for p in obj.get("passed_over", ())))
+               tuple(tuple(p) for p in obj.get("passed_over", ())), obj.get("status", ""))
 
 
 def candidate_from_json(obj: dict) -> Candidate:

@@ -59,3 +59,9 @@ class RunExistsError(FactresError):
 class ProtocolError(FactresError):
     """The dev/test protocol refuses a run: a test run from a dirty tree, without a frozen
     configuration, or with code, plans or weights that differ from the one it names."""
+
+
+class ProvenanceError(FactresError):
+    """A ledger operation that does not apply to the key's state (resolve on a key that is not
+    contested, revoke on an empty key, ...), or a lookup of a key the store does not hold.
+    Raised before anything changes: the ledger is left as it was."""

@@ -22,12 +22,14 @@ class Hop:
     version: int = 0            # 0 = the latest version of the key, 1 = the one before, ...
     reverse: bool = False       # followed from object to subject (symmetric relation)
     passed_over: tuple[tuple[int, int], ...] = ()   # (serial, line) of versions not taken
+    status: str = ""            # the version's ledger status (provenance.STATUSES): "active"
+                                # for the head; FactConsolidation's older ones are "superseded"
 
     def to_json(self) -> dict:
         return {"subject": self.subject, "relation": self.relation, "object": self.object,
                 "serial": self.serial, "line": self.line, "text": self.text,
                 "version": self.version, "reverse": self.reverse,
-                "passed_over": [list(p) for p in self.passed_over]}
+                "passed_over": [list(p) for p in self.passed_over], "status": self.status}
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ def execute_latest(plan: Plan, store, plan_set: str = "") -> Candidate | None:
         fact = versions[-1]
         hops.append(Hop(store.spelling(entity) or entity, rel, fact.object, fact.serial,
                         fact.line, fact.text, 0, False,
-                        tuple((v.serial, v.line) for v in versions[:-1])))
+                        tuple((v.serial, v.line) for v in versions[:-1]), store.status(fact)))
         entity = fact.object
     return Candidate(plan, plan_set, tuple(hops), hops[-1].object, 0.0, (), True)
 

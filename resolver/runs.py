@@ -42,7 +42,8 @@ _PACKAGE = Path(__file__).resolve().parent
 LIVE_COMPILER_FILES = ("compile_rules.py", "compile_lexicon.py", "lexicon.py", "question.py",
                        "search.py")
 # Sources whose code turns plans into predictions (hashed into the run id's config hash).
-RESOLVER_FILES = ("resolve.py", "search.py", "question.py", "lexicon.py", "store.py", "facts.py")
+RESOLVER_FILES = ("resolve.py", "search.py", "question.py", "lexicon.py", "store.py", "facts.py",
+                  "provenance.py")
 LEXICON_FILES = ("lexicon.py", "compile_lexicon.py")
 VERSIONED = ("factres", "lark", "orjson", "numpy", "click", "ollama")
 

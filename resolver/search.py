@@ -70,11 +70,11 @@ def _edges(store: FactStore, entity: str, relation: str) -> list[Hop]:
     out = []
     versions = store.versions(entity, relation)
     subject = store.spelling(entity) or entity
-    n = len(versions)
-    for rank, fact in enumerate(reversed(versions)):
+    statuses = store.statuses(entity, relation) if versions else ()
+    for rank, (fact, status) in enumerate(zip(reversed(versions), reversed(statuses))):
         passed = tuple((v.serial, v.line) for v in versions if v is not fact)
         out.append(Hop(subject, relation, fact.object, fact.serial, fact.line, fact.text,
-                       rank, False, passed))
+                       rank, False, passed, status))
     if inventory()[relation].symmetric:
         for fact in store.by_object(entity):
             if fact.relation != relation:
@@ -82,7 +82,7 @@ def _edges(store: FactStore, entity: str, relation: str) -> list[Hop]:
             key_versions = store.versions(fact.subject, relation)
             if key_versions and key_versions[-1] is fact and norm(fact.subject) != norm(entity):
                 out.append(Hop(subject, relation, fact.subject, fact.serial, fact.line,
-                               fact.text, 0, True, ()))
+                               fact.text, 0, True, (), store.status(fact)))
     return out
 
 

@@ -2,15 +2,21 @@
 
 The latest serial is current; displaced versions stay reachable (history, provenance, rollback
 with `as_of`). Subjects are looked up case- and whitespace-insensitively; the text as written
-is kept for output."""
+is kept for output. `FactStore.ledger` is the same facts written through the provenance
+operations (FactConsolidation's write path: `accept` in serial order), which gives every
+version a status."""
 from __future__ import annotations
 
+import difflib
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from .errors import ProvenanceError
 from .facts import Fact
+from .provenance import Ledger, Version
+from .relations import inventory
 
 _WORD = re.compile(r"\w+")
 
@@ -48,13 +54,13 @@ class _Index:
         self.by_object: dict[str, list[Fact]] = defaultdict(list)
         self.spelling: dict[str, str] = {}
         self.subjects: set[str] = set()
+        # Names recur (18K facts of the 262K context name ~11K entities): normalise each
+        # spelling once (the ledger's build reuses this too).
+        self.normed: dict[str, str] = {}
 
     def add(self, facts: Iterable[Fact]) -> None:
         keys, by_subject, by_object = self.keys, self.by_subject, self.by_object
-        spelling, subjects = self.spelling, self.subjects
-        # Names recur (18K facts of the 262K context name ~11K entities): normalise each
-        # spelling once.
-        normed: dict[str, str] = {}
+        spelling, subjects, normed = self.spelling, self.subjects, self.normed
         for fact in facts:
             subject, obj = fact.subject, fact.object
             s = normed.get(subject)
@@ -77,6 +83,28 @@ class _Index:
             subjects.add(s)
 
 
+def _check_relation(relation: str) -> None:
+    known = inventory()
+    if relation not in known:
+        close = difflib.get_close_matches(relation, sorted(known), n=3)
+        hint = f" (did you mean: {', '.join(close)}?)" if close else \
+            f" (known: {', '.join(sorted(known))})"
+        raise ProvenanceError(f"unknown relation {relation!r}{hint}")
+
+
+def _writes(facts: Iterable[Fact], normed: dict[str, str] | None = None
+            ) -> Iterator[tuple[tuple[str, str], str, Fact]]:
+    """(key, value, evidence) of each fact, for `Ledger.accept_many`; `normed` caches
+    spelling -> normalised name (the store's lookup tables hold one)."""
+    normed = {} if normed is None else normed
+    for fact in facts:
+        subject = fact.subject
+        s = normed.get(subject)
+        if s is None:
+            s = normed[subject] = norm(subject)
+        yield (s, fact.relation), fact.object, fact
+
+
 class FactStore:
     """Constructing a store only checks serial order; the lookup tables are built on the
     first lookup (about 80 ms for the 262K context on the 2-core reference machine), so a
@@ -85,6 +113,7 @@ class FactStore:
     def __init__(self, facts: Iterable[Fact] = ()) -> None:
         self._facts: list[Fact] = []
         self._built: _Index | None = None
+        self._ledger: Ledger | None = None
         self._token_index: dict[tuple[str, ...], set[str]] | None = None
         self._max_tokens = 0
         self.extend(facts)
@@ -110,6 +139,8 @@ class FactStore:
         finally:
             if self._built is not None and len(out) > first:
                 self._built.add(out[first:])
+            if self._ledger is not None and len(out) > first:
+                self._ledger.accept_many(_writes(out[first:], self._ix.normed))
             if len(out) > first:
                 self._token_index = None
 
@@ -122,6 +153,65 @@ class FactStore:
             # Assigned only once complete, so a concurrent reader never sees half a table.
             self._built = built
         return built
+
+    @property
+    def ledger(self) -> Ledger:
+        """The provenance ledger: every fact accepted in serial order, version id = the fact's
+        position in the store. Built on first use, then kept up to date by `extend`.
+        FactConsolidation only ever accepts, so its frontier is latest-wins (`current`);
+        other operations may be applied to it, but `current` and `versions` do not read it."""
+        ledger = self._ledger
+        if ledger is None:
+            ledger = Ledger()
+            ledger.accept_many(_writes(self._facts, self._ix.normed))
+            self._ledger = ledger
+        return ledger
+
+    def status(self, fact: Fact) -> str | None:
+        """The ledger status of the fact's version ("active", "superseded", ...), None if the
+        fact is not in the store."""
+        return self.ledger.status_of((norm(fact.subject), fact.relation), fact)
+
+    def statuses(self, subject: str, relation: str) -> tuple[str | None, ...]:
+        """The ledger status of each of `versions(subject, relation)`, in the same order."""
+        key = (norm(subject), relation)
+        status_of = self.ledger.status_of
+        return tuple(status_of(key, fact) for fact in self._ix.keys.get(key, ()))
+
+    def history(self, entity: str, relation: str | None = None
+                ) -> dict[str, tuple[Version, ...]]:
+        """relation -> the ledger history of (entity, relation), oldest first, for one
+        relation or (None) every relation the entity is the subject of, sorted by name.
+        Raises ProvenanceError naming an unknown entity or relation, with close names."""
+        if relation is not None:
+            _check_relation(relation)
+        s = norm(entity)
+        found = self._ix.by_subject.get(s)
+        if not found:
+            raise ProvenanceError(self._unknown_entity(entity))
+        if relation is not None and relation not in found:
+            raise ProvenanceError(f"{self.spelling(entity)!r} has no {relation} facts (its "
+                                  f"relations: {', '.join(sorted(found))})")
+        ledger = self.ledger
+        return {rel: ledger.history((s, rel))
+                for rel in ([relation] if relation is not None else sorted(found))}
+
+    def frontier(self, relation: str | None = None) -> list[tuple[str, Version]]:
+        """(subject as written, head) of every key that has one, optionally of one relation,
+        sorted by (normalised subject, relation): one current value per key."""
+        if relation is not None:
+            _check_relation(relation)
+        spelling = self._ix.spelling
+        return [(spelling[key[0]], head) for key, head in self.ledger.frontier().items()
+                if relation is None or key[1] == relation]
+
+    def _unknown_entity(self, entity: str) -> str:
+        if norm(entity) in self._ix.spelling:
+            return (f"{self.spelling(entity)!r} is never the subject of a fact (it appears "
+                    "only as an object)")
+        close = difflib.get_close_matches(entity, sorted(self._ix.spelling.values()), n=3)
+        hint = f" (did you mean: {', '.join(close)}?)" if close else ""
+        return f"no entity {entity!r} in the store{hint}"
 
     # ---- reading -----------------------------------------------------------------------
     def __len__(self) -> int:

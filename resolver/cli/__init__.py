@@ -48,5 +48,6 @@ def data_option(required: bool = False, help_text: str | None = None):
 # Command modules register themselves on `main` when imported.
 from . import parse as _parse  # noqa: E402,F401
 from . import plans as _plans  # noqa: E402,F401
+from . import provenance as _provenance  # noqa: E402,F401
 from . import run as _run  # noqa: E402,F401
 from . import tables as _tables  # noqa: E402,F401
