@@ -6,8 +6,9 @@ result_schema.MetricsRow) and the paper tables of `paper_tables` alike.
 
 LaTeX output is a bare `tabular` (no float, no caption), ready for `\\input{}` inside the
 reader's own `table` environment; it needs `\\usepackage{booktabs}`. Footnotes are final
-`\\multicolumn` rows below `\\bottomrule` (so they travel with the tabular); the caption and the
-folders a table was built from are `%` comments at its top (HTML comments in Markdown).
+`\\multicolumn` rows below `\\bottomrule` (so they travel with the tabular), set in zero-width
+boxes so a long note never widens a column; the caption and the folders a table was built from
+are `%` comments at its top (HTML comments in Markdown).
 Percentages have one decimal; an unscored run shows "unscored", a missing figure an em dash."""
 from __future__ import annotations
 
@@ -170,8 +171,9 @@ def latex_table(table: Table) -> str:
             out.append(" & ".join(_tex_cell(c, a) for c, a in zip(row, table.align)) + r" \\")
     out.append(r"\bottomrule")
     for note in table.notes:
-        out.append(r"\multicolumn{" + str(width) + r"}{@{}l}{\footnotesize " + _tex_note(note)
-                   + r"} \\")
+        # A zero-width box: a note longer than the table must not stretch its last column.
+        out.append(r"\multicolumn{" + str(width) + r"}{@{}l}{\makebox[0pt][l]{\footnotesize "
+                   + _tex_note(note) + r"}} \\")
     out.append(r"\end{tabular}")
     return "\n".join(out) + "\n"
 
