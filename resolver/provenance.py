@@ -399,6 +399,22 @@ class Ledger:
         """Every version of the key, tombstones included, in the order they were written."""
         return tuple(self.version(v) for v in self._ids.get(key, ()))
 
+    def lineage(self, key: tuple[str, ...]) -> tuple[Version, ...]:
+        """The versions a reader may take, in the order it should prefer them: the head, the
+        open alternatives of a contested head (newest first), then the head's predecessors
+        along the supersedes edges (newest first). Tombstones, revoked and contradicted
+        versions (retracted, or judged wrong) are not in it; an empty key has none."""
+        head = self._head.get(key)
+        if head is None:
+            return ()
+        order = [head, *reversed(self._open.get(key, ()))]
+        back = self._pred[head]
+        while back != _NONE:
+            order.append(back)
+            back = self._pred[back]
+        return tuple(self.version(v) for v in order
+                     if self._status[v] not in (REVOKED, CONTRADICTED))
+
     def alternatives(self, key: tuple[str, ...]) -> tuple[Version, ...]:
         """The open alternatives of a contested key (empty otherwise), oldest first."""
         return tuple(self.version(v) for v in self._open.get(key, ()))

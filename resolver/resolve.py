@@ -78,26 +78,20 @@ class Prediction:
 
 
 def execute_latest(plan: Plan, store, plan_set: str = "") -> Candidate | None:
-    """Plain execution (issue 3): follow the chain hop by hop, latest version at each hop."""
+    """Plain execution (issue 3): follow the chain hop by hop, the head of each key (its latest
+    version under FactConsolidation's write path) at each hop, read through the ledger. The
+    first relation of a step that the entity has is taken."""
     from .plans import step_relations
-    entity = store.spelling(plan.entity) or plan.entity
+    from .search import hops_over
+    entity = plan.entity
     hops = []
     for step in plan.chain:
-        options = sorted(step_relations(step))
-        found = None
-        for rel in options:
-            versions = store.versions(entity, rel)
-            if versions:
-                found = (rel, versions)
-                break
-        if found is None:
+        hop = next((h for rel in sorted(step_relations(step))
+                    for h in hops_over(store, entity, rel)[:1] if not h.reverse), None)
+        if hop is None:
             return None
-        rel, versions = found
-        fact = versions[-1]
-        hops.append(Hop(store.spelling(entity) or entity, rel, fact.object, fact.serial,
-                        fact.line, fact.text, 0, False,
-                        tuple((v.serial, v.line) for v in versions[:-1]), store.status(fact)))
-        entity = fact.object
+        hops.append(hop)
+        entity = hop.object
     return Candidate(plan, plan_set, tuple(hops), hops[-1].object, 0.0, (), True)
 
 

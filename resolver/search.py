@@ -64,25 +64,27 @@ class _Path:
 
 
 # ---- graph steps -------------------------------------------------------------------------
-def _edges(store: FactStore, entity: str, relation: str) -> list[Hop]:
-    """Hops over one relation from an entity: the latest version first, then older ones, then
-    (symmetric relations) facts that name the entity as object and are current for their key."""
+def hops_over(store: FactStore, entity: str, relation: str) -> list[Hop]:
+    """Hops over one relation from an entity, read through the provenance ledger: the head
+    first, then older versions, then (symmetric relations) facts that name the entity as
+    object and are the head of their key."""
     out = []
-    versions = store.versions(entity, relation)
+    lineage = store.lineage(entity, relation)
     subject = store.spelling(entity) or entity
-    statuses = store.statuses(entity, relation) if versions else ()
-    for rank, (fact, status) in enumerate(zip(reversed(versions), reversed(statuses))):
-        passed = tuple((v.serial, v.line) for v in versions if v is not fact)
-        out.append(Hop(subject, relation, fact.object, fact.serial, fact.line, fact.text,
-                       rank, False, passed, status))
+    # passed_over lists the other versions oldest first, as they were written.
+    written = sorted((v.id, v.serial, v.line) for v in lineage)
+    for rank, v in enumerate(lineage):
+        passed = tuple((serial, line) for vid, serial, line in written if vid != v.id)
+        out.append(Hop(subject, relation, v.value, v.serial, v.line, v.text, rank, False,
+                       passed, v.status))
     if inventory()[relation].symmetric:
         for fact in store.by_object(entity):
-            if fact.relation != relation:
+            if fact.relation != relation or norm(fact.subject) == norm(entity):
                 continue
-            key_versions = store.versions(fact.subject, relation)
-            if key_versions and key_versions[-1] is fact and norm(fact.subject) != norm(entity):
+            heads = store.lineage(fact.subject, relation)
+            if heads and (heads[0].serial, heads[0].line) == (fact.serial, fact.line):
                 out.append(Hop(subject, relation, fact.subject, fact.serial, fact.line,
-                               fact.text, 0, True, (), store.status(fact)))
+                               fact.text, 0, True, (), heads[0].status))
     return out
 
 
@@ -98,7 +100,7 @@ def _follow(store: FactStore, base: str, steps: list[frozenset[str]]) -> list[_P
         done = False
         for relation in sorted(steps[i]):
             by_rank: dict[int, list[Hop]] = {}
-            for hop in _edges(store, entity, relation):
+            for hop in hops_over(store, entity, relation):
                 by_rank.setdefault(hop.version, []).append(hop)
             for rank in sorted(by_rank):
                 completed = False
@@ -239,7 +241,7 @@ def _enumerate(store: FactStore, base: str, reading: Reading) -> list[_Path]:
             bridge = relation not in cued
             if bridge and bridges:
                 continue
-            for hop in _edges(store, entity, relation):
+            for hop in hops_over(store, entity, relation):
                 if hop.version:
                     continue
                 if any(norm(h.subject) == norm(hop.object) for h in hops):
@@ -254,7 +256,7 @@ def _enumerate(store: FactStore, base: str, reading: Reading) -> list[_Path]:
             bridge = relation not in cued
             if bridge and bridges:
                 continue
-            for hop in _edges(store, entity, relation):
+            for hop in hops_over(store, entity, relation):
                 if hop.reverse and not any(norm(h.subject) == norm(hop.object) for h in hops):
                     walk(hop.object, hops + (hop,), bridges + bridge)
 

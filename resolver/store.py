@@ -178,6 +178,12 @@ class FactStore:
         status_of = self.ledger.status_of
         return tuple(status_of(key, fact) for fact in self._ix.keys.get(key, ()))
 
+    def lineage(self, subject: str, relation: str) -> tuple[Version, ...]:
+        """The versions of (subject, relation) a reader may take, head first, then older ones
+        (`Ledger.lineage`). What the resolver reads: the frontier and the history, each
+        version with its status."""
+        return self.ledger.lineage((norm(subject), relation))
+
     def history(self, entity: str, relation: str | None = None
                 ) -> dict[str, tuple[Version, ...]]:
         """relation -> the ledger history of (entity, relation), oldest first, for one

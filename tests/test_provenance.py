@@ -458,3 +458,50 @@ def test_trace_hops_carry_the_ledger_status():
                     assert hop.to_json()["status"] == expected
                     seen.add(hop.status)
         assert ACTIVE in seen
+
+
+# ---- the resolver reads through the ledger ---------------------------------------------------
+def _resolver_store() -> FactStore:
+    text = ("Here is a list of facts:\n0. The capital of Norland is Brimvik.\n"
+            "1. The capital of Norland is Ostby.\n2. The capital of Norland is Vale.\n")
+    return FactStore(parse_context(text).facts)
+
+
+def _latest_capital(store: FactStore):
+    from resolver.plans import Plan
+    from resolver.resolve import execute_latest
+    return execute_latest(Plan("Norland", ("capital",), "city"), store)
+
+
+def test_the_lineage_is_head_first_then_older_versions_with_their_status():
+    store = _resolver_store()
+    assert [(v.value, v.status) for v in store.lineage("norland", "capital")] == \
+        [("Vale", ACTIVE), ("Ostby", SUPERSEDED), ("Brimvik", SUPERSEDED)]
+    assert store.lineage("Norland", "author") == ()
+
+
+def test_a_revoke_through_the_ledger_changes_what_the_resolver_takes():
+    from resolver.search import hops_over
+    store = _resolver_store()
+    hop = _latest_capital(store).hops[0]
+    assert (hop.object, hop.status, hop.passed_over) == ("Vale", ACTIVE, ((0, 2), (1, 3)))
+    store.ledger.revoke(("norland", "capital"), ev(9))
+    hop = _latest_capital(store).hops[0]
+    assert (hop.object, hop.status, hop.passed_over) == ("Ostby", ACTIVE, ((0, 2),))
+    # the revoked version is gone from what the search may take; its history keeps it
+    assert [h.object for h in hops_over(store, "Norland", "capital")] == ["Ostby", "Brimvik"]
+    assert [v.status for v in store.history("Norland", "capital")["capital"]] == \
+        [SUPERSEDED, ACTIVE, REVOKED, REVOKED]
+
+
+def test_a_contested_head_is_read_with_its_alternative_next():
+    from resolver.search import hops_over
+    store = _resolver_store()
+    store.ledger.contest(("norland", "capital"), "Ostby-on-Sea", ev(9))
+    hops = hops_over(store, "Norland", "capital")
+    assert [(h.object, h.status, h.version) for h in hops] == [
+        ("Vale", CONTESTED, 0), ("Ostby-on-Sea", CONTESTED, 1), ("Ostby", SUPERSEDED, 2),
+        ("Brimvik", SUPERSEDED, 3)]
+    store.ledger.reject(("norland", "capital"), "Hald", ev(10))
+    assert [h.object for h in hops_over(store, "Norland", "capital")] == \
+        ["Hald", "Ostby", "Brimvik"]          # contradicted values are never taken
