@@ -40,11 +40,11 @@ RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*$")
 _PACKAGE = Path(__file__).resolve().parent
 # Sources whose code makes the live plans (hashed into meta.json for live plan sets).
 LIVE_COMPILER_FILES = ("compile_rules.py", "compile_lexicon.py", "lexicon.py", "question.py",
-                       "search.py")
+                       "search.py", "signatures.py", "relations.py")
 # Sources whose code turns plans into predictions (hashed into the run id's config hash).
 RESOLVER_FILES = ("resolve.py", "search.py", "question.py", "lexicon.py", "store.py", "facts.py",
-                  "provenance.py")
-LEXICON_FILES = ("lexicon.py", "compile_lexicon.py")
+                  "provenance.py", "relations.py")
+LEXICON_FILES = ("lexicon.py", "compile_lexicon.py", "signatures.py")
 VERSIONED = ("factres", "lark", "orjson", "numpy", "click", "ollama")
 
 # progress(label, total) is called at the start of each stage and returns advance(n).
