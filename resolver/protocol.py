@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,23 @@ from .result_schema import dumps
 
 FROZEN_SCHEMA = "factres.frozen/1"
 LIVE_PREFIX = "live:"
+# The official sizes of each split; sources of other names (hand-written sets) are in neither.
+DEV_SIZES = ("6k",)
+TEST_SIZES = ("32k", "64k", "262k")
+_OFFICIAL = re.compile(r"factconsolidation_(?:sh|mh)_(\d+k)$")
+
+
+def off_split_sources(split: str, sources) -> list[str]:
+    """The official FactConsolidation sources of the data whose size belongs to the other
+    split (6K scored blind, or a test size scored as dev). Recorded in meta.json and warned
+    about, not refused: the gate is the frozen configuration and the clean tree."""
+    other = TEST_SIZES if split == "dev" else DEV_SIZES
+    out = []
+    for source in sorted(set(sources)):
+        m = _OFFICIAL.match(source)
+        if m and m.group(1) in other:
+            out.append(source)
+    return out
 
 
 def _sha256(data: bytes) -> str:

@@ -73,6 +73,8 @@ class ProtocolRecord(TypedDict):
     allow_dirty: bool              # --allow-dirty: tables mark every row built from this run
     dirty: bool | None             # tracked files differed from the commit (None: no git)
     commit: str | None             # the commit checked out
+    off_split_sources: list[str]   # official sources whose size is the other split's (dev is
+                                   # 6K; test is 32K, 64K, 262K): noted, not refused
 
 
 class PredictionRow(TypedDict):

@@ -327,13 +327,15 @@ def check_run_id(root: Path, run_id: str) -> None:
 def execute(config: RunConfig, *, results: str | Path | None = None,
             run_id: str | None = None, progress: Progress | None = None) -> Run:
     """Resolve, score and record one run; return it. The run folder is complete on return."""
-    from .protocol import admit
+    from .protocol import admit, off_split_sources
     root = results_root(results)
     config, protocol = admit(config)       # refuses test runs outside the protocol
     if run_id is not None:
         check_run_id(root, run_id)
     dataset, gold_book = load(config.data_paths())
     gold = _check_split(config, dataset, gold_book)
+    protocol["off_split_sources"] = off_split_sources(
+        config.split, (q.source for q in dataset.questions))
     del gold_book                 # from here only `gold` (None on the test split) exists
     plan_sets, set_records = load_plan_sets(dataset, config.plan_specs())
     reader = repairer = None

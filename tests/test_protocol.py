@@ -96,12 +96,17 @@ def test_a_test_run_needs_a_clean_tree(tmp_path, frozen, dirty):
 def test_a_frozen_clean_test_run_records_its_configuration(tmp_path, frozen, clean):
     result = invoke("run", "--data", str(SMALL), "--split", "test", "--config", str(frozen),
                     "--results-dir", str(tmp_path / "r"), "--run-id", "t1")
-    assert result.exit_code == 0 and result.stderr == ""
+    # runs_small.json mixes sizes: its 6K sources are noted, not refused
+    assert result.exit_code == 0 and result.stderr == (
+        "note: factconsolidation_mh_6k, factconsolidation_sh_6k are sources of the dev split "
+        "(dev is 6K; test is 32K, 64K and 262K); recorded in meta.json\n")
     meta = orjson.loads((tmp_path / "r" / "t1" / "meta.json").read_bytes())
     sha = orjson.loads(frozen.read_bytes())["sha256"]
     assert meta["protocol"] == {"split": "test", "frozen": True, "frozen_config": str(frozen),
                                 "frozen_sha256": sha, "mismatches": [], "allow_dirty": False,
-                                "dirty": False, "commit": COMMIT}
+                                "dirty": False, "commit": COMMIT,
+                                "off_split_sources": ["factconsolidation_mh_6k",
+                                                      "factconsolidation_sh_6k"]}
     assert meta["git"] == {"commit": COMMIT, "dirty": False}
     assert meta["config"]["plans"] == ["live:rules", "live:lexicon"]
     # a later run is a new id beside the old one, never over it
@@ -140,7 +145,9 @@ def test_allow_dirty_runs_and_marks(tmp_path, dirty, monkeypatch, frozen):
     result = invoke("run", "--data", str(SMALL), "--split", "test", "--config", str(frozen),
                     "--allow-dirty", "--results-dir", str(tmp_path / "r"), "--run-id", "t")
     assert result.exit_code == 0
-    assert result.stderr == ("warning: run admitted with --allow-dirty (dirty tree: yes, "
+    assert result.stderr == ("note: factconsolidation_mh_6k, factconsolidation_sh_6k are sources of the dev split "
+        "(dev is 6K; test is 32K, 64K and 262K); recorded in meta.json\n"
+                             "warning: run admitted with --allow-dirty (dirty tree: yes, "
                              "frozen configuration: no); marked so in meta.json and in every "
                              "table row built from it\n")
     record = orjson.loads((tmp_path / "r" / "t" / "meta.json").read_bytes())["protocol"]
@@ -157,3 +164,19 @@ def test_dev_runs_are_not_gated(tmp_path, dirty):
     run = execute(RunConfig(data=(str(SMALL),)), results=tmp_path, run_id="d")
     assert run.meta["protocol"]["split"] == "dev"
     assert run.meta["protocol"]["dirty"] is True and run.meta["protocol"]["frozen"] is False
+
+
+def test_sources_of_the_other_split_are_recorded_and_noted(tmp_path, dirty):
+    # runs_small.json holds 6K rows and one 32K source: a dev run scores a test size.
+    result = invoke("run", "--data", str(SMALL), "--results-dir", str(tmp_path),
+                    "--run-id", "d", "--no-progress")
+    assert result.exit_code == 0
+    meta = orjson.loads((tmp_path / "d" / "meta.json").read_bytes())
+    assert meta["protocol"]["off_split_sources"] == ["factconsolidation_sh_32k"]
+    assert result.stderr.splitlines()[-1] == (
+        "note: factconsolidation_sh_32k is a source of the test split (dev is 6K; test is 32K, "
+        "64K and 262K); recorded in meta.json")
+    assert protocol.off_split_sources("test", ["factconsolidation_mh_6k", "heldout_mh_32k",
+                                               "factconsolidation_mh_262k"]) == \
+        ["factconsolidation_mh_6k"]
+    assert protocol.off_split_sources("dev", ["heldout_mh_32k"]) == []
