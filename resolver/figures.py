@@ -41,15 +41,19 @@ def _short(source: str) -> str:
     return source
 
 
-def nbest_figure(folders, path: Path) -> bool:
-    """Plan recall@N and success@N per multi-hop source; False when there is nothing to plot."""
+def _mh_sources(folders, field: str):
+    """(folder, source, figures) of every multi-hop source with questions, in size order."""
     from .paper_tables import MH_SOURCE, source_order
-    lines = []
     for f in folders:
-        for source, v in sorted((f.data.get("sources") or {}).items(),
+        for source, v in sorted((f.data.get(field) or {}).items(),
                                 key=lambda kv: source_order(kv[0])):
             if MH_SOURCE.search(source) and v["questions"]:
-                lines.append((f, source, v))
+                yield f, source, v
+
+
+def nbest_figure(folders, path: Path) -> bool:
+    """Plan recall@N and success@N per multi-hop source; False when there is nothing to plot."""
+    lines = list(_mh_sources(folders, "sources"))
     if not lines:
         return False
     matplotlib, plt = _pyplot()
@@ -97,13 +101,7 @@ def nbest_figure(folders, path: Path) -> bool:
 
 def ceiling_figure(folders, path: Path) -> bool:
     """Gold path / optimum / latest wins per multi-hop source, as % of its questions."""
-    from .paper_tables import MH_SOURCE, source_order
-    groups = []
-    for f in folders:
-        for source, v in sorted((f.data.get("per_source") or {}).items(),
-                                key=lambda kv: source_order(kv[0])):
-            if MH_SOURCE.search(source) and v["questions"]:
-                groups.append((_short(source), v))
+    groups = [(_short(source), v) for _, source, v in _mh_sources(folders, "per_source")]
     if not groups:
         return False
     matplotlib, plt = _pyplot()

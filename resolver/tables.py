@@ -87,14 +87,19 @@ def _md_headers(table: Table) -> list[str]:
     return out
 
 
+def _comments(table: Table) -> list[str]:
+    """The comment lines both renderings open with: table id and caption, source folders."""
+    if not (table.comment and (table.caption or table.sources)):
+        return []
+    out = [f"{table.table_id}: {table.caption}" if table.caption else table.table_id]
+    if table.sources:
+        out.append(f"built by factres tables from: {', '.join(table.sources)}")
+    return out
+
+
 def markdown_table(table: Table) -> str:
     """A GitHub Markdown table; notes follow it, one paragraph each."""
-    lines = []
-    if table.comment and (table.caption or table.sources):
-        lines.append(f"<!-- {table.table_id}: {table.caption} -->" if table.caption
-                     else f"<!-- {table.table_id} -->")
-        if table.sources:
-            lines.append(f"<!-- built by factres tables from: {', '.join(table.sources)} -->")
+    lines = [f"<!-- {text} -->" for text in _comments(table)]
     lines.append("| " + " | ".join(_md(h) for h in _md_headers(table)) + " |")
     lines.append("|" + "|".join(_MD_ALIGN[a] for a in table.align) + "|")
     lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in table.rows]
@@ -141,12 +146,8 @@ def latex_table(table: Table) -> str:
     """A booktabs `tabular` for `\\input{}`: \\midrule between row groups, notes as final
     \\multicolumn rows in \\footnotesize."""
     width = len(table.headers)
-    out = []
-    if table.comment and (table.caption or table.sources):
-        out.append(f"% {table.table_id}: {table.caption}" if table.caption
-                   else f"% {table.table_id}")
-        if table.sources:
-            out.append(f"% built by factres tables from: {', '.join(table.sources)}")
+    out = [f"% {text}" for text in _comments(table)]
+    if out:
         out.append(r"% needs \usepackage{booktabs}")
     out += [r"\begin{tabular}{" + table.align + "}", r"\toprule"]
     if table.header_groups:
