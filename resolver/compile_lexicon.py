@@ -17,7 +17,7 @@ from itertools import permutations
 from .lexicon import MEDIUM, WEAK
 from .plans import Compiled, Plan
 from .question import CueSpan, read
-from .signatures import acceptance, entity_types, fits, object_types
+from .signatures import acceptance, fits, object_types
 
 COMPILER = "lexicon"
 RELATIVE_WORDS = frozenset({"where", "that", "which", "who", "whose", "whom", "when"})
@@ -82,8 +82,8 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
             if other.weight >= WEAK and other.overlaps(span):
                 alts[other.relation] = max(alts.get(other.relation, 0.0), other.weight)
         options.append(sorted(alts.items(), key=lambda rw: (-rw[1], rw[0])))
+    # The first hop is checked against what the base entity has in the store, not its type.
     has = store.relations_of(base)
-    base_types = entity_types(store, base)
     total = sum(s.weight for s in ordered)
     found: dict[tuple[str, ...], tuple[float, str]] = {}
     budget = [_EXPLORE_MAX]
@@ -98,7 +98,7 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
                 out.append(((bridge, relation), BRIDGE, f"; bridge {bridge}"))
         return out
 
-    def extend(chain, types, used, kept, penalty, note):
+    def extend(chain, used, kept, penalty, note):
         budget[0] -= 1
         if budget[0] < 0:
             return
@@ -120,14 +120,13 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
                 why = f"{relation}<-'{ordered[i].cue}'"
                 if not chain:
                     for start, cost, bridged in first_hops(relation):
-                        extend(start, object_types(start[-1]), used | {i}, kept + weight,
-                               penalty + cost, why + bridged)
-                elif fits(types, relation):
-                    extend(chain + (relation,), object_types(relation), used | {i},
-                           kept + weight, penalty + INVERSION * inversions, note + ", " + why)
+                        extend(start, used | {i}, kept + weight, penalty + cost, why + bridged)
+                elif fits(object_types(chain[-1]), relation):
+                    extend(chain + (relation,), used | {i}, kept + weight,
+                           penalty + INVERSION * inversions, note + ", " + why)
 
-    if base_types:
-        extend((), base_types, frozenset(), 0.0, 0.0, "")
+    if has:
+        extend((), frozenset(), 0.0, 0.0, "")
     best = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[0]))[:TYPED_MAX]
     return [Plan(base, chain, answer_type, COMPILER, f"typed ({score:.2f}): {note}")
             for chain, (score, note) in best]

@@ -1,9 +1,9 @@
 """Relation signatures: which relation may follow which, by the types a chain passes through.
 
-A chain is well typed when each relation's subject can be what the hop before gives (for the
-first hop: what the base entity is) and the last relation gives a type the question accepts.
-The base entity's types come from the relations it is the subject of in the store; every later
-type is the object type of the hop before. The lexicon compiler uses this to choose between
+A chain is well typed when each relation's subject can be what the hop before gives and the
+last relation gives a type the question accepts. The first hop needs no type: the compiler
+takes a relation the base entity has in the store (or bridges to one); every later type is the
+object type of the hop before. The lexicon compiler uses this to choose between
 the relations a phrase may mean ("developed" is `developer` of a product but the
 `country_of_origin` of a sport). No model, no gold."""
 from __future__ import annotations
@@ -26,17 +26,6 @@ def fits(value_types: frozenset[str], relation: str) -> bool:
 
 def object_types(relation: str) -> frozenset[str]:
     return frozenset((inventory()[relation].object_type,))
-
-
-def entity_types(store, name: str) -> frozenset[str]:
-    """What a store entity can be: the subject types every relation it has agrees on (or, when
-    they disagree, any of them)."""
-    inv = inventory()
-    sets = [inv[rel].subject_types for rel in sorted(store.relations_of(name))]
-    if not sets:
-        return frozenset()
-    common = frozenset.intersection(*sets)
-    return common or frozenset.union(*sets)
 
 
 def acceptance(answer_type: str, relation: str) -> float:

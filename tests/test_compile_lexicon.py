@@ -8,7 +8,7 @@ import pytest
 from resolver.compile_lexicon import compile_question
 from resolver.facts import parse_context
 from resolver.relations import inventory
-from resolver.signatures import acceptance, entity_types, fits
+from resolver.signatures import acceptance, fits
 from resolver.store import FactStore
 
 TEXT = """Here is a list of facts:
@@ -50,12 +50,6 @@ def test_signatures_type_a_chain():
     assert acceptance("city", "citizenship") == 0.0
     assert acceptance("any", "citizenship") == 1.0
     assert all(r.subject_types for r in inventory().values())
-
-
-def test_entity_types_come_from_the_relations_the_entity_has(store):
-    assert entity_types(store, "Tova Lind") == {"person"}
-    assert entity_types(store, "Norland") == {"country", "place"}
-    assert entity_types(store, "nobody at all") == frozenset()
 
 
 def test_nested_reading_comes_first(store):
