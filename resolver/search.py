@@ -81,10 +81,10 @@ def hops_over(store: FactStore, entity: str, relation: str) -> list[Hop]:
         for fact in store.by_object(entity):
             if fact.relation != relation or norm(fact.subject) == norm(entity):
                 continue
-            heads = store.lineage(fact.subject, relation)
-            if heads and (heads[0].serial, heads[0].line) == (fact.serial, fact.line):
+            head = store.head(fact.subject, relation)
+            if head is not None and (head.serial, head.line) == (fact.serial, fact.line):
                 out.append(Hop(subject, relation, fact.subject, fact.serial, fact.line,
-                               fact.text, 0, True, (), heads[0].status))
+                               fact.text, 0, True, (), head.status))
     return out
 
 

@@ -172,11 +172,9 @@ class FactStore:
         fact is not in the store."""
         return self.ledger.status_of((norm(fact.subject), fact.relation), fact)
 
-    def statuses(self, subject: str, relation: str) -> tuple[str | None, ...]:
-        """The ledger status of each of `versions(subject, relation)`, in the same order."""
-        key = (norm(subject), relation)
-        status_of = self.ledger.status_of
-        return tuple(status_of(key, fact) for fact in self._ix.keys.get(key, ()))
+    def head(self, subject: str, relation: str) -> Version | None:
+        """The ledger head of (subject, relation): its current value, None when empty."""
+        return self.ledger.head((norm(subject), relation))
 
     def lineage(self, subject: str, relation: str) -> tuple[Version, ...]:
         """The versions of (subject, relation) a reader may take, head first, then older ones

@@ -394,8 +394,10 @@ def test_the_frontier_is_latest_wins_on_every_bundled_haystack(size):
         head = frontier[(norm(subject), relation)]
         latest = store.current(subject, relation)
         assert (head.serial, head.value, head.status) == (latest.serial, latest.object, ACTIVE)
-        n = len(store.versions(subject, relation))
-        assert store.statuses(subject, relation) == (SUPERSEDED,) * (n - 1) + (ACTIVE,)
+        # what the resolver reads: every version, newest first, the older ones superseded
+        versions = store.versions(subject, relation)
+        assert [(v.serial, v.status) for v in store.lineage(subject, relation)] == \
+            [(latest.serial, ACTIVE)] + [(f.serial, SUPERSEDED) for f in reversed(versions[:-1])]
     by_key = sorted(store.keys(), key=lambda k: (norm(k[0]), k[1]))
     assert [(s, h.serial) for s, h in store.frontier()] == \
         [(s, store.current(s, r).serial) for s, r in by_key]
