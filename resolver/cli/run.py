@@ -82,17 +82,17 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
             bars.close()
     click.echo(run.table, nl=False)
     click.echo(f"\nrun {run.run_id} written to {run.path}/")
-    off = run.meta["protocol"].get("off_split_sources")
+    record = run.meta["protocol"]          # (not the `protocol` module)
+    off = record["off_split_sources"]
     if off:
-        other = "test" if split == "dev" else "dev"
+        other = "test" if record["split"] == "dev" else "dev"
         what = "is a source" if len(off) == 1 else "are sources"
         click.echo(f"note: {', '.join(off)} {what} of the {other} split (dev is 6K; test is "
                    "32K, 64K and 262K); recorded in meta.json", err=True)
-    protocol = run.meta["protocol"]
-    if protocol["allow_dirty"] or (protocol["split"] == "test" and not protocol["frozen"]):
+    if record["allow_dirty"] or (record["split"] == "test" and not record["frozen"]):
         click.echo("warning: run admitted with --allow-dirty (dirty tree: "
-                   f"{'yes' if protocol['dirty'] else 'no'}, frozen configuration: "
-                   f"{'yes' if protocol['frozen'] else 'no'}); marked so in meta.json and in "
+                   f"{'yes' if record['dirty'] else 'no'}, frozen configuration: "
+                   f"{'yes' if record['frozen'] else 'no'}); marked so in meta.json and in "
                    "every table row built from it", err=True)
     failures = run.meta["counts"]["reader_failures"]
     if failures:
