@@ -33,7 +33,7 @@ from .errors import InputError
 from .references import SIZES, load_references
 from .result_schema import META_FILE, METRICS_FILE
 from .runs import results_root
-from .tables import DASH, Cell, Table, latex_table, markdown_table, tex
+from .tables import DASH, Cell, Table, latex_table, markdown_table, pct, tex
 
 TABLES = ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref")
 FORMATS = {"md": (".md", markdown_table), "latex": (".tex", latex_table)}
@@ -119,17 +119,13 @@ def gather(refs: tuple[str, ...], results: str | Path | None = None) -> list[Fol
 
 
 # ---- mab-fc ---------------------------------------------------------------------------------
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
 def _em_cell(row: dict | None) -> Cell:
     if row is None:
         return Cell(DASH)
     if row.get("em") is None:
         return Cell("unscored")
     ci = row.get("ci")
-    return Cell(_pct(row["em"]), f"[{_pct(ci[0])}, {_pct(ci[1])}]" if ci else "")
+    return Cell(pct(row["em"]), f"[{pct(ci[0])}, {pct(ci[1])}]" if ci else "")
 
 
 def _run_marks(meta: dict) -> str:

@@ -184,7 +184,8 @@ HEADERS = ("source/size", "kind", "reader", "n", "EM (95% CI)", "answered", "sta
 _ALIGN = "lllrrrr"
 
 
-def _pct(x: float | None) -> str:
+def pct(x: float | None) -> str:
+    """A share as a percentage with one decimal; an em dash for a missing figure."""
     return DASH if x is None else f"{100 * x:.1f}"
 
 
@@ -192,23 +193,23 @@ def em_text(row: MetricsRow) -> str:
     """A metrics row's EM in percent with its interval, or "unscored"."""
     if row["em"] is None:          # only on the test split: gold was never read
         return "unscored"
-    em = _pct(row["em"])
+    em = pct(row["em"])
     if row["ci"] is not None:
-        em += f" [{_pct(row['ci'][0])}, {_pct(row['ci'][1])}]"
+        em += f" [{pct(row['ci'][0])}, {pct(row['ci'][1])}]"
     return em
 
 
 def cells(row: MetricsRow) -> tuple[str, ...]:
     """The seven table cells of a metrics row, as text."""
     if row["stale_rate"] is not None:
-        stale = f"{_pct(row['stale_rate'])} ({row['stale']}/{row['stale_eligible']})"
+        stale = f"{pct(row['stale_rate'])} ({row['stale']}/{row['stale_eligible']})"
     else:
         stale = DASH
     label = row["label"]
     if row["pooled"]:
         label += f" ({'+'.join(row['sizes'])})"
     return (label, row["kind"], row["reader"], str(row["n"]), em_text(row),
-            _pct(row["answered"]), stale)
+            pct(row["answered"]), stale)
 
 
 def metrics_table(rows: list[MetricsRow]) -> Table:
