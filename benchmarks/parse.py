@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from resolver import cache, facts
 from resolver.haystack import BUNDLED, bundled_path, load
-from resolver.relations import inventory, mquake_cloze_templates
+from resolver.text import cache, facts
+from resolver.text.relations import inventory, mquake_cloze_templates
 
 # Targets of the issue, on the 2-core reference machine.
 TARGET_COLD_S = 0.8

@@ -22,8 +22,8 @@ import sys
 import time
 
 from resolver.haystack import BUNDLED, bundled_path, load
-from resolver.provenance import Ledger
-from resolver.store import _Index, _writes
+from resolver.store.fact_store import _Index, _writes
+from resolver.store.provenance import Ledger
 
 LIMIT = 2.0
 

@@ -14,12 +14,12 @@ import time
 
 import numpy as np
 
-from resolver.facts import parse_context
 from resolver.haystack import BUNDLED, bundled_path, load
-from resolver.planning import live_plan_sets
-from resolver.plans import Compiled
-from resolver.resolve import resolve_question
-from resolver.store import FactStore
+from resolver.plan.planning import live_plan_sets
+from resolver.plan.plans import Compiled
+from resolver.search.resolve import resolve_question
+from resolver.store.fact_store import FactStore
+from resolver.text.facts import parse_context
 
 
 def _resolve_all(dataset, store, plan_sets):
@@ -84,11 +84,11 @@ def _timed(fn) -> float:
 
 
 def _replan(name, dataset, store):
-    from resolver.plans import PlanSet
+    from resolver.plan.plans import PlanSet
     if name == "rules":
-        from resolver.compile_rules import compile_question
+        from resolver.plan.compile_rules import compile_question
     else:
-        from resolver.compile_lexicon import compile_question
+        from resolver.plan.compile_lexicon import compile_question
     return PlanSet(f"live:{name}", {}, {q.qid: compile_question(q.text, store)
                                        for q in dataset.questions})
 

@@ -1,16 +1,22 @@
 """The full `factres` command line: resolver's commands plus the `oracle` group.
 
-The console script points here because oracle/ may import resolver/, never the reverse."""
+The console script points here because oracle/ may import resolver/, never the reverse. Like
+resolver's commands, the oracle group is loaded only when it runs, and each analysis module only
+when its command runs."""
 from __future__ import annotations
 
 import click
 
-from resolver.cli import data_option, library_errors, main
+from resolver.cli import make_main
+from resolver.cli.options import data_option, library_errors
 
 __all__ = ["main", "oracle"]
 
+main = make_main({"oracle": ("oracle.cli:oracle", "Analyses that read gold: gold paths, versions, "
+                             "ceilings, misses, N-best, signals.")})
 
-@main.group("oracle")
+
+@click.group("oracle")
 def oracle() -> None:
     """Analyses that read gold: gold paths, versions, ceilings, misses, N-best, signals.
 

@@ -19,8 +19,8 @@ the first that applies wins:
 """
 from __future__ import annotations
 
-from resolver.plans import Plan, step_relations
-from resolver.relations import inventory
+from resolver.plan.plans import Plan, step_relations
+from resolver.text.relations import inventory
 
 from .gold import is_hit
 from .paths import GoldPath, QuestionPaths, find_paths
@@ -49,7 +49,7 @@ def _fits_all(steps, relations) -> bool:
 def plan_error_kind(plan: Plan, paths: list[GoldPath]) -> str:
     """How a plan's chain differs from the relation chains of the gold paths from its entity
     ("exact" when it equals one)."""
-    from resolver.store import norm
+    from resolver.store.fact_store import norm
     mine = [p.relations for p in paths if norm(p.start) == norm(plan.entity)]
     if not mine:
         return "wrong_base_entity"

@@ -11,7 +11,8 @@ every plan tried):
 - strict plan recall@N: the second half only (the search may relax a plan, so a plan can
   reach the gold through its candidate without its own chain doing so);
 - candidate recall@N: some candidate's answer is right (the search did reach the gold);
-- success@N: the candidate the resolver's own rule (`resolver.search.select`) picks among them
+- success@N: the candidate the resolver's own rule (`resolver.search.path_search.select`)
+  picks among them
   is right.
 
 Plans that produced no candidate do not appear in traces.jsonl and so count as not reaching the

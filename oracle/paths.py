@@ -1,11 +1,12 @@
 """Gold paths: every way through the parsed graph from a question's start entities to its gold.
 
 A gold path is a sequence of facts f1..fk (1 <= k <= 5) with f1 leaving a start entity,
-f(i+1) leaving the entity fi lands on (names compared with `resolver.store.norm`) and fk landing on
-a name that matches the gold (substring EM). Any version of a key may be taken at any hop; each
-hop records its version rank (0 = latest of its key). Facts of a symmetric relation
-(`resolver.relations.SYMMETRIC`) may also be followed object -> subject. Paths are simple (no
-entity twice) and stop at the first gold match: going on past the gold only pads the chain.
+f(i+1) leaving the entity fi lands on (names compared with `resolver.store.fact_store.norm`)
+and fk landing on a name that matches the gold (substring EM). Any version of a key may be taken
+at any hop; each hop records its version rank (0 = latest of its key). Facts of a symmetric
+relation (`resolver.text.relations.SYMMETRIC`) may also be followed object -> subject. Paths are
+simple (no entity twice) and stop at the first gold match: going on past the gold only pads the
+chain.
 
 Start entities: the base entity of every plan the live plan sets make of the question, then every
 store entity the question names (`FactStore.mentions`). The search is an exhaustive depth-first
@@ -14,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from resolver.facts import Fact
 from resolver.haystack import Dataset, Gold, Question
-from resolver.plans import PlanSet
-from resolver.relations import SYMMETRIC
-from resolver.store import FactStore, norm
+from resolver.plan.plans import PlanSet
+from resolver.store.fact_store import FactStore, norm
+from resolver.text.facts import Fact
+from resolver.text.relations import SYMMETRIC
 
 from .gold import GoldMatcher
 
@@ -195,7 +196,7 @@ def find_paths(dataset: Dataset, gold: Gold, plan_sets: list[PlanSet] | None = N
                max_hops: int = MAX_HOPS) -> list[QuestionPaths]:
     """Gold paths of every question of the dataset, in question order."""
     if plan_sets is None:
-        from resolver.planning import live_plan_sets
+        from resolver.plan.planning import live_plan_sets
         plan_sets = live_plan_sets(dataset)
     graphs: dict[str, Graph] = {}
     out = []
@@ -287,7 +288,7 @@ def plan_paths(graph: Graph, plan, matches) -> list[GoldPath]:
     """Gold paths that follow the plan exactly: its base entity, then at hop i a relation its
     i-th step allows (any version; symmetric facts either way). The oracle form of "this plan
     can reach the gold"."""
-    from resolver.plans import step_relations
+    from resolver.plan.plans import step_relations
     start = graph.store.spelling(plan.entity) or plan.entity
     frontier: list[tuple[str, tuple[PathHop, ...]]] = [(start, ())]
     for i, step in enumerate(plan.chain):
@@ -314,7 +315,7 @@ class OracleInput:
 def read_input(data=(), max_hops: int = MAX_HOPS) -> OracleInput:
     """Load `data` (default: the bundled 6K dev rows), compile the live plan sets, find paths."""
     from resolver.haystack import bundled_path, load
-    from resolver.planning import live_plan_sets
+    from resolver.plan.planning import live_plan_sets
     dataset, gold = load(list(data) or [bundled_path()])
     plan_sets = live_plan_sets(dataset)
     return OracleInput(dataset, gold, plan_sets,

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 
 from resolver.errors import RunExistsError
 from resolver.haystack import Dataset
-from resolver.result_schema import dumps
+from resolver.run.result_schema import dumps
 
 RESULTS = Path("results")
 

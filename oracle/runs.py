@@ -1,4 +1,4 @@
-"""Reading a run folder (`results/<run-id>/`, shapes in `resolver.result_schema`) back for the
+"""Reading a run folder (`results/<run-id>/`, shapes in `resolver.run.result_schema`) back for the
 oracle: its rows, its traces rebuilt into `resolve.Candidate`s, and its data re-read from the
 paths its meta.json names."""
 from __future__ import annotations
@@ -10,9 +10,14 @@ import orjson
 
 from resolver.errors import InputError
 from resolver.haystack import Dataset, Gold, load
-from resolver.plans import Plan
-from resolver.resolve import Candidate, Hop
-from resolver.result_schema import META_FILE, PREDICTIONS_FILE, TRACES_FILE, loads_lines
+from resolver.plan.plans import Plan
+from resolver.run.result_schema import (
+    META_FILE,
+    PREDICTIONS_FILE,
+    TRACES_FILE,
+    loads_lines,
+)
+from resolver.search.candidates import Candidate, Hop
 
 from .report import RESULTS
 
@@ -93,6 +98,6 @@ def candidate_from_json(obj: dict) -> Candidate:
 
 
 def select(candidates: list[Candidate]) -> Candidate | None:
-    """The resolver's own selection rule (`resolver.search.select`)."""
-    from resolver.search import select as resolver_select
+    """The resolver's own selection rule (`resolver.search.path_search.select`)."""
+    from resolver.search.path_search import select as resolver_select
     return resolver_select(candidates)

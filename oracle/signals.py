@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from resolver.plans import step_relations
-from resolver.store import FactStore, norm
+from resolver.plan.plans import step_relations
+from resolver.store.fact_store import FactStore, norm
 
 from .paths import PathHop, QuestionPaths
 

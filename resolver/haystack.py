@@ -13,9 +13,9 @@ from typing import Iterable
 
 import orjson
 
-from .errors import InputError, MissingExtraError
-from .facts import ParseResult, parse_context
-from .store import FactStore
+from resolver.errors import InputError, MissingExtraError
+from resolver.store.fact_store import FactStore
+from resolver.text.facts import ParseResult
 
 _SOURCE = re.compile(r"(?:^|_)(?P<kind>sh|mh)_(?P<size>\d+k)$")
 
@@ -171,7 +171,9 @@ def _check_row(row: dict, path: str, number: int) -> None:
 
 def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Dataset, Gold]:
     """Load one or more haystack files. Returns the dataset (no gold) and the gold book."""
-    from .cache import load_parse   # cache sits beside the parser, keyed by context + grammar
+    from resolver.text.cache import (
+        load_parse,  # cache sits beside the parser, keyed by context + grammar
+    )
 
     paths = [str(p) for p in paths]
     if not paths:

@@ -6,10 +6,17 @@ import hashlib
 import orjson
 import pytest
 
-from resolver.archive import (check_set_id, derive_plan_set, list_plan_sets, load_plan_set,
-                              plans_root, verify_plan_set, write_plan_set)
 from resolver.errors import ArchiveError
-from resolver.plans import Compiled, Plan, PlanSet
+from resolver.plan.archive import (
+    check_set_id,
+    derive_plan_set,
+    list_plan_sets,
+    load_plan_set,
+    plans_root,
+    verify_plan_set,
+    write_plan_set,
+)
+from resolver.plan.plans import Compiled, Plan, PlanSet
 
 
 def small_set(set_id: str = "demo") -> PlanSet:
@@ -153,8 +160,8 @@ def test_derived_set_has_every_order_once(tmp_path):
 
 @pytest.mark.parametrize("set_id", ["rules-6k", "lexicon-6k", "lexicon-6k-orders"])
 def test_committed_sets_verify_and_cover_the_bundled_questions(set_id, monkeypatch):
-    from resolver.archive import PLANS_DIR
     from resolver.haystack import bundled_path, load
+    from resolver.plan.archive import PLANS_DIR
 
     monkeypatch.delenv("FACTRES_PLANS", raising=False)
     assert verify_plan_set(set_id) == []

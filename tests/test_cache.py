@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from resolver import cache, facts
 from resolver.errors import FactresError
+from resolver.text import cache, facts
 
 TEXT = "Here is a list of facts:\n0. A is owned by B.\n1. C likes D.\n2. E is owned by F.  \n"
 

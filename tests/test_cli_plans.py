@@ -5,14 +5,20 @@ from __future__ import annotations
 import orjson
 import pytest
 from click.testing import CliRunner
+from ollama_server import (
+    MODEL,
+    OllamaServer,
+    question_of,
+    refused_url,
+    write_small_data,
+)
 
-from ollama_server import MODEL, OllamaServer, question_of, refused_url, write_small_data
-from resolver.archive import load_plan_set
 from resolver.cli import main
-from resolver.compile_lexicon import compile_question as lexicon
 from resolver.haystack import load
-from resolver.planning import live_plan_sets
-from resolver.resolve import resolve_dataset
+from resolver.plan.archive import load_plan_set
+from resolver.plan.compile_lexicon import compile_question as lexicon
+from resolver.plan.planning import live_plan_sets
+from resolver.search.resolve import resolve_dataset
 
 SPEC = f"ollama:{MODEL}"
 
@@ -21,7 +27,7 @@ SPEC = f"ollama:{MODEL}"
 def plans_dir(tmp_path, monkeypatch):
     root = tmp_path / "plans"
     monkeypatch.setenv("FACTRES_PLANS", str(root))
-    monkeypatch.setattr("resolver.ollama_client.RETRY_BACKOFF", 0.0)
+    monkeypatch.setattr("resolver.models.ollama_client.RETRY_BACKOFF", 0.0)
     return root
 
 

@@ -139,7 +139,7 @@ def test_reader_failures_are_reported(results, monkeypatch):
 
         def answer(self, question_text, fact_lines):
             return ""
-    monkeypatch.setattr("resolver.reader.make_reader",
+    monkeypatch.setattr("resolver.models.reader.make_reader",
                         lambda spec, host=None, timeout=30.0: DeadReader())
     result = invoke("run", "--data", str(SMALL), "--reader", "ollama:dead", "--run-id", "r")
     assert result.exit_code == 0

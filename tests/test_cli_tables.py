@@ -1,4 +1,4 @@
-"""`factres tables`: CLI doors onto resolver.paper_tables (exact output and errors)."""
+"""`factres tables`: CLI doors onto resolver.report.paper_tables (exact output and errors)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from resolver.compile_lexicon import compile_question
-from resolver.facts import parse_context
-from resolver.relations import inventory
-from resolver.signatures import acceptance, fits
-from resolver.store import FactStore
+from resolver.plan.compile_lexicon import compile_question
+from resolver.plan.signatures import acceptance, fits
+from resolver.store.fact_store import FactStore
+from resolver.text.facts import parse_context
+from resolver.text.relations import inventory
 
 TEXT = """Here is a list of facts:
 0. Zorblax United is associated with the sport of curling.

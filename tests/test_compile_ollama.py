@@ -6,22 +6,33 @@ import json
 
 import ollama
 import pytest
+from ollama_server import (
+    MODEL,
+    OllamaServer,
+    Reply,
+    Slow,
+    Status,
+    question_of,
+    refused_url,
+)
 
-from ollama_server import (MODEL, OllamaServer, Reply, Slow, Status, question_of,
-                           refused_url)
-from resolver.compile_lexicon import compile_question as lexicon
-from resolver.compile_ollama import (compile_plan_set, planner_prompt, render_relations,
-                                     reply_schema)
 from resolver.errors import InputError
 from resolver.haystack import Dataset, bundled_path, load
-from resolver.relations import FAMILIES, inventory
+from resolver.models.compile_ollama import (
+    compile_plan_set,
+    planner_prompt,
+    render_relations,
+    reply_schema,
+)
+from resolver.plan.compile_lexicon import compile_question as lexicon
+from resolver.text.relations import FAMILIES, inventory
 
 SPEC = f"ollama:{MODEL}"
 
 
 @pytest.fixture(autouse=True)
 def no_backoff(monkeypatch):
-    monkeypatch.setattr("resolver.ollama_client.RETRY_BACKOFF", 0.0)
+    monkeypatch.setattr("resolver.models.ollama_client.RETRY_BACKOFF", 0.0)
 
 
 @pytest.fixture(scope="module")

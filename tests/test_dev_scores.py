@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from resolver.runs import RunConfig, execute
+from resolver.run.config import RunConfig
+from resolver.run.runs import execute
 
 
 def _em(run, kind):

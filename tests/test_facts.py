@@ -5,10 +5,10 @@ from __future__ import annotations
 from functools import lru_cache
 
 import pytest
-
 from conftest import bundled_context
+
 from resolver.errors import InputError
-from resolver.facts import Fact, parse_context, parse_line
+from resolver.text.facts import Fact, parse_context, parse_line
 
 # One real line (bundled data, size and line number in the comment) per template that occurs.
 REAL = [

@@ -6,8 +6,8 @@ import re
 
 from lark import Lark
 
-from resolver import grammar
-from resolver.relations import mquake_cloze_templates
+from resolver.text import grammar
+from resolver.text.relations import mquake_cloze_templates
 
 
 def _terminals() -> dict[str, object]:

@@ -74,7 +74,7 @@ def test_bare_context_txt(tmp_path):
 
 def test_rows_of_one_size_share_one_context_parsed_once(tmp_path, monkeypatch):
     calls = []
-    import resolver.cache as cache
+    import resolver.text.cache as cache
     real = cache.load_parse
     monkeypatch.setattr(cache, "load_parse", lambda *a, **k: calls.append(1) or real(*a, **k))
     path = tmp_path / "rows.json"

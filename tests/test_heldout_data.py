@@ -4,8 +4,8 @@ Checks the data only (no resolver is run): the row's shape, that every chain's f
 lines of the 32K context, that every hop uses the latest serial of its (subject, relation) key,
 that the hops chain (each hop's subject is the previous hop's object), and that the gold answer
 is the final hop's object. The latest serial is recomputed two ways: with the project's parser
-(resolver.facts.parse_context + resolver.store.FactStore) and, independently of any parser, from
-the line text itself.
+(resolver.text.facts.parse_context + resolver.store.fact_store.FactStore) and, independently
+of any parser, from the line text itself.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from resolver.facts import parse_context
-from resolver.store import FactStore
+from resolver.store.fact_store import FactStore
+from resolver.text.facts import parse_context
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "heldout_32k"

@@ -6,10 +6,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from resolver import scoring
 from resolver.haystack import load
-from resolver.resolve import Prediction
-from resolver.scoring import Cell, bootstrap_means, build_cells, interval, metrics_rows
+from resolver.run import scoring
+from resolver.run.scoring import (
+    Cell,
+    bootstrap_means,
+    build_cells,
+    interval,
+    metrics_rows,
+)
+from resolver.search.resolve import Prediction
 
 SMALL = Path(__file__).parent / "data" / "runs_small.json"
 

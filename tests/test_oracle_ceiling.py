@@ -4,11 +4,11 @@ Worked by hand: keys A = (Alpha, citizenship) and X = (Xland, capital) are conte
 sh0 needs X0, sh1 A1, mh0 A0, mh1 A1+X1, mh3 A1+X0; sh2, sh3 (Delta, born_in asked in one
 version only) and mh2 are free; mh4 has no gold path. Best policy A1 X0: sh0 sh1 mh3 + 3 free
 = 6. Latest wins A0 X0: sh0 mh0 + sh2 mh2 = 4."""
-from resolver.haystack import load
+from test_oracle_paths import write_tiny
+
 from oracle.ceiling import ceiling_markdown, solve
 from oracle.paths import find_paths
-
-from test_oracle_paths import write_tiny
+from resolver.haystack import load
 
 
 def test_ceiling_counts(tmp_path):
@@ -34,8 +34,9 @@ def test_ceiling_counts(tmp_path):
 
 
 def test_contested_keys_per_source_agree_with_what_tables_count(tmp_path):
-    """resolver.paper_tables counts them from older ceiling.json files that lack the field."""
-    from resolver.paper_tables import contested_by_source
+    """resolver.report.paper_tables counts them from older ceiling.json files that lack the
+    field."""
+    from resolver.report.paper_tables import contested_by_source
     dataset, gold = load([write_tiny(tmp_path)], use_cache=False)
     report = solve(find_paths(dataset, gold))
     written = {s: v["contested_keys"] for s, v in report["per_source"].items()}

@@ -1,10 +1,9 @@
 """`factres oracle ...`: help, output folders, errors."""
 from click.testing import CliRunner
+from test_oracle_paths import write_tiny
 
 from oracle.cli import main, oracle
 from oracle.report import output_dir
-
-from test_oracle_paths import write_tiny
 
 
 def test_every_oracle_command_has_help_with_an_example():

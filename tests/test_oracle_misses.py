@@ -1,14 +1,13 @@
 """Miss buckets on a hand-made run folder over the tiny haystack of test_oracle_paths."""
 import orjson
 import pytest
+from test_oracle_paths import write_tiny
 
-from resolver.errors import InputError
-from resolver.haystack import load
-from resolver.plans import Plan
 from oracle.misses import analyse, plan_error_kind
 from oracle.paths import find_paths
-
-from test_oracle_paths import write_tiny
+from resolver.errors import InputError
+from resolver.haystack import load
+from resolver.plan.plans import Plan
 
 SH, MH = "factconsolidation_sh_6k_no", "factconsolidation_mh_6k_no"
 

@@ -1,8 +1,8 @@
 """Plan recall@N and success@N on a hand-made run over the tiny haystack."""
-from oracle.nbest import analyse
-
 from test_oracle_misses import MH, SH, cand, write_run
 from test_oracle_paths import write_tiny
+
+from oracle.nbest import analyse
 
 
 def test_recall_and_success_by_n(tmp_path):

@@ -2,10 +2,10 @@
 import orjson
 import pytest
 
-from resolver.haystack import load
-from resolver.plans import Plan
 from oracle.gold import GoldMatcher
 from oracle.paths import Graph, find_paths, paths_report, plan_paths
+from resolver.haystack import load
+from resolver.plan.plans import Plan
 
 # (Alpha, citizenship) and (Xland, capital) have two versions, (Delta, born_in) three.
 CONTEXT = """Here is a list of facts:

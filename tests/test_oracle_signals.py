@@ -1,10 +1,10 @@
 """Signals on the tiny haystack of test_oracle_paths, and the separation measures."""
-from resolver.haystack import load
-from resolver.planning import live_plan_sets
+from test_oracle_paths import write_tiny
+
 from oracle.paths import find_paths
 from oracle.signals import auc, permutation_p, signals_report
-
-from test_oracle_paths import write_tiny
+from resolver.haystack import load
+from resolver.plan.planning import live_plan_sets
 
 
 def test_hop_groups_and_signals(tmp_path):

@@ -1,9 +1,9 @@
 """Version classes of the gold on the tiny haystack of test_oracle_paths."""
-from resolver.haystack import load
+from test_oracle_paths import write_tiny
+
 from oracle.paths import find_paths
 from oracle.versions import versions_report
-
-from test_oracle_paths import write_tiny
+from resolver.haystack import load
 
 
 def test_version_classes(tmp_path):

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from resolver import paper_tables
 from resolver.errors import InputError
-from resolver.paper_tables import build, gather, make_tables
-from resolver.references import load_references
-from resolver.tables import Cell, Table, latex_table, markdown_table
+from resolver.report import paper_tables
+from resolver.report.folders import gather
+from resolver.report.paper_tables import build, make_tables
+from resolver.report.references import load_references
+from resolver.run.tables import Cell, Table, latex_table, markdown_table
 
 DATA = Path(__file__).parent / "data"
 FIXTURES = DATA / "tables"

@@ -7,10 +7,12 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from resolver import protocol, runs, search
 from resolver.cli import main
 from resolver.errors import ProtocolError
-from resolver.runs import RunConfig, execute
+from resolver.run import identity, protocol
+from resolver.run.config import RunConfig
+from resolver.run.runs import execute
+from resolver.search import path_search as search
 
 SMALL = Path(__file__).parent / "data" / "runs_small.json"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -22,12 +24,12 @@ def invoke(*args):
 
 @pytest.fixture
 def clean(monkeypatch):
-    monkeypatch.setattr(runs, "_git_state", lambda: {"commit": COMMIT, "dirty": False})
+    monkeypatch.setattr(identity, "git_state", lambda: {"commit": COMMIT, "dirty": False})
 
 
 @pytest.fixture
 def dirty(monkeypatch):
-    monkeypatch.setattr(runs, "_git_state", lambda: {"commit": COMMIT, "dirty": True})
+    monkeypatch.setattr(identity, "git_state", lambda: {"commit": COMMIT, "dirty": True})
 
 
 @pytest.fixture
@@ -42,7 +44,7 @@ def test_freeze_records_plans_weights_grammar_and_its_own_hash(frozen):
     doc = orjson.loads(frozen.read_bytes())
     assert doc["schema"] == "factres.frozen/1"
     assert [s["spec"] for s in doc["plan_sets"]] == ["live:rules", "live:lexicon"]
-    assert all(s["source"] == "live" and "resolver/compile_rules.py" in s["compiler_sha256"]
+    assert all(s["source"] == "live" and "resolver/plan/compile_rules.py" in s["compiler_sha256"]
                for s in doc["plan_sets"])
     assert doc["search_weights"] == search.weights()
     assert doc["search_weights"]["HOP_COST"] == search.HOP_COST

@@ -7,11 +7,20 @@ import random
 import pytest
 
 from resolver.errors import ProvenanceError
-from resolver.facts import parse_context
 from resolver.haystack import BUNDLED, bundled_path, load
-from resolver.provenance import (ACTIVE, CONTESTED, CONTRADICTED, REVOKED, SUPERSEDED,
-                                 STATUSES, Edge, Evidence, Ledger)
-from resolver.store import FactStore, _writes, norm
+from resolver.store.fact_store import FactStore, _writes, norm
+from resolver.store.provenance import (
+    ACTIVE,
+    CONTESTED,
+    CONTRADICTED,
+    REVOKED,
+    STATUSES,
+    SUPERSEDED,
+    Edge,
+    Evidence,
+    Ledger,
+)
+from resolver.text.facts import parse_context
 
 K = ("paris", "located_in_country")
 OTHER = ("rome", "capital")
@@ -446,8 +455,8 @@ def test_store_history_names_unknown_entities_and_relations():
 
 # ---- the resolver names the status of every version it takes -------------------------------
 def test_trace_hops_carry_the_ledger_status():
-    from resolver.planning import live_plan_sets
-    from resolver.resolve import resolve_dataset
+    from resolver.plan.planning import live_plan_sets
+    from resolver.search.resolve import resolve_dataset
 
     dataset, _ = load([bundled_path()])
     for mode in ("search", "plain"):
@@ -470,8 +479,8 @@ def _resolver_store() -> FactStore:
 
 
 def _latest_capital(store: FactStore):
-    from resolver.plans import Plan
-    from resolver.resolve import execute_latest
+    from resolver.plan.plans import Plan
+    from resolver.search.resolve import execute_latest
     return execute_latest(Plan("Norland", ("capital",), "city"), store)
 
 
@@ -483,7 +492,7 @@ def test_the_lineage_is_head_first_then_older_versions_with_their_status():
 
 
 def test_a_revoke_through_the_ledger_changes_what_the_resolver_takes():
-    from resolver.search import hops_over
+    from resolver.search.path_search import hops_over
     store = _resolver_store()
     hop = _latest_capital(store).hops[0]
     assert (hop.object, hop.status, hop.passed_over) == ("Vale", ACTIVE, ((0, 2), (1, 3)))
@@ -497,7 +506,7 @@ def test_a_revoke_through_the_ledger_changes_what_the_resolver_takes():
 
 
 def test_a_contested_head_is_read_with_its_alternative_next():
-    from resolver.search import hops_over
+    from resolver.search.path_search import hops_over
     store = _resolver_store()
     store.ledger.contest(("norland", "capital"), "Ostby-on-Sea", ev(9))
     hops = hops_over(store, "Norland", "capital")

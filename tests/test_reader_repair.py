@@ -3,14 +3,14 @@ answer when the model does, and on any failure give "" or [] and say why, never 
 from __future__ import annotations
 
 import pytest
-
 from ollama_server import MODEL, OllamaServer, Reply, Slow, Status, refused_url
-from resolver.compile_ollama import prompt_text
+
 from resolver.errors import InputError
 from resolver.haystack import bundled_path, load
-from resolver.plans import Plan
-from resolver.reader import make_reader
-from resolver.repair import make_repairer, repair_prompt
+from resolver.models.compile_ollama import prompt_text
+from resolver.models.reader import make_reader
+from resolver.models.repair import make_repairer, repair_prompt
+from resolver.plan.plans import Plan
 
 SPEC = f"ollama:{MODEL}"
 QUESTION = "What position does Irving Fryar play?"
@@ -20,7 +20,7 @@ FACTS = ["12. Irving Fryar plays the position of wide receiver.",
 
 @pytest.fixture(autouse=True)
 def no_backoff(monkeypatch):
-    monkeypatch.setattr("resolver.ollama_client.RETRY_BACKOFF", 0.0)
+    monkeypatch.setattr("resolver.models.ollama_client.RETRY_BACKOFF", 0.0)
 
 
 @pytest.fixture(scope="module")

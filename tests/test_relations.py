@@ -1,9 +1,17 @@
 """The relation inventory agrees with the grammar and with MQuAKE's own template files."""
 from __future__ import annotations
 
-from resolver import grammar
-from resolver.relations import (ANSWER_TYPES, FAMILIES, SYMMETRIC, family_members, inventory,
-                                mquake_cloze_templates, mquake_question_templates, relation)
+from resolver.text import grammar
+from resolver.text.relations import (
+    ANSWER_TYPES,
+    FAMILIES,
+    SYMMETRIC,
+    family_members,
+    inventory,
+    mquake_cloze_templates,
+    mquake_question_templates,
+    relation,
+)
 
 
 def test_every_mquake_pid_has_exactly_one_relation():

@@ -14,13 +14,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import bundled_context
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import bundled_context
-from resolver import grammar
-from resolver.facts import parse_context, parse_line
-from resolver.relations import inventory
+from resolver.text import grammar
+from resolver.text.facts import parse_context, parse_line
+from resolver.text.relations import inventory
 
 TEMPLATE_WORDS = frozenset(
     word for template in grammar.templates().values()

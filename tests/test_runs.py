@@ -7,11 +7,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from resolver import runs
 from resolver.errors import InputError, RunExistsError
-from resolver.plans import Plan
-from resolver.result_schema import (MetaJson, MetricsRow, PredictionRow, loads_lines)
-from resolver.runs import RunConfig, execute
+from resolver.plan.plans import Plan
+from resolver.run import runs
+from resolver.run.config import RunConfig
+from resolver.run.result_schema import MetaJson, MetricsRow, PredictionRow, loads_lines
+from resolver.run.runs import execute
 
 SMALL = Path(__file__).parent / "data" / "runs_small.json"
 FILES = {"meta.json", "predictions.jsonl", "traces.jsonl", "metrics.json", "table.md",
@@ -53,7 +54,7 @@ def test_meta_records_configuration_inputs_and_versions(tmp_path):
     assert [s["set_id"] for s in meta["plan_sets"]] == ["live:rules", "live:lexicon"]
     rules = meta["plan_sets"][0]
     assert rules["source"] == "live" and rules["planner"] == "rules"
-    assert "resolver/compile_rules.py" in rules["compiler_sha256"]
+    assert "resolver/plan/compile_rules.py" in rules["compiler_sha256"]
     assert len(meta["grammar_sha256"]) == 64
     assert meta["versions"]["factres"] and meta["versions"]["numpy"]
     assert set(meta["git"]) == {"commit", "dirty"}
@@ -173,7 +174,7 @@ class FakeRepairer:
 
 def test_reader_answers_from_the_winning_path(tmp_path, monkeypatch):
     reader = FakeReader()
-    monkeypatch.setattr("resolver.reader.make_reader",
+    monkeypatch.setattr("resolver.models.reader.make_reader",
                         lambda spec, host=None, timeout=30.0: reader)
     run = execute(_config(reader="fake:reader"), results=tmp_path, run_id="r1")
     rows = loads_lines((run.path / "predictions.jsonl").read_bytes())
@@ -195,7 +196,7 @@ def test_reader_answers_from_the_winning_path(tmp_path, monkeypatch):
 
 def test_repair_reresolves_suspicious_questions(tmp_path, monkeypatch):
     repairer = FakeRepairer()
-    monkeypatch.setattr("resolver.repair.make_repairer",
+    monkeypatch.setattr("resolver.models.repair.make_repairer",
                         lambda spec, host=None, timeout=30.0: repairer)
     data = _rows_with(tmp_path, extra_question="Who is the head coach of Zanzibar Dynamo?")
     plain = execute(_config(data), results=tmp_path / "results", run_id="plain")
@@ -219,10 +220,10 @@ def test_repair_reresolves_suspicious_questions(tmp_path, monkeypatch):
 
 # ---- archived plan sets -------------------------------------------------------------------------
 def _archive_rules(tmp_path: Path, monkeypatch, data: Path = SMALL, set_id="rules-small") -> Path:
-    from resolver.archive import write_plan_set
     from resolver.haystack import load
-    from resolver.planning import live_plan_sets
-    from resolver.plans import PlanSet
+    from resolver.plan.archive import write_plan_set
+    from resolver.plan.planning import live_plan_sets
+    from resolver.plan.plans import PlanSet
     monkeypatch.setenv("FACTRES_PLANS", str(tmp_path / "plans"))
     dataset, _ = load([data])
     (live,) = live_plan_sets(dataset, ("rules",))

@@ -3,12 +3,18 @@ from __future__ import annotations
 
 import pytest
 
-from resolver.facts import Fact
 from resolver.haystack import Question
-from resolver.plans import Plan
-from resolver.resolve import Candidate, Hop, Prediction
-from resolver.scoring import normalize_answer, score_answer, staleness, substring_exact_match
-from resolver.store import FactStore
+from resolver.plan.plans import Plan
+from resolver.run.scoring import (
+    normalize_answer,
+    score_answer,
+    staleness,
+    substring_exact_match,
+)
+from resolver.search.candidates import Candidate, Hop
+from resolver.search.resolve import Prediction
+from resolver.store.fact_store import FactStore
+from resolver.text.facts import Fact
 
 
 @pytest.mark.parametrize("text, expected", [

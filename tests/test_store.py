@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from resolver.facts import parse_context
-from resolver.store import FactStore, norm
+from resolver.store.fact_store import FactStore, norm
+from resolver.text.facts import parse_context
 
 TEXT = """Here is a list of facts:
 0. Paris is located in the country of France.

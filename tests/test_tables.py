@@ -1,7 +1,7 @@
 """Markdown and LaTeX tables rendered from the one row model."""
 from __future__ import annotations
 
-from resolver.tables import cells, latex, markdown
+from resolver.run.tables import cells, latex, markdown
 
 
 def _row(label, kind, em, ci, stale_rate=None, stale=None, eligible=None, pooled=False,

@@ -1,53 +1,110 @@
 """The `factres` command line: a thin door onto the library.
 
 Each command parses its options, calls one library function and formats the result. Library
-errors (`FactresError`) become `click.ClickException` here and nowhere else. The oracle command
-group is attached in oracle/cli.py (oracle depends on resolver, never the other way round), and
-that is where the console script points."""
+errors (`FactresError`) become `click.ClickException` (`options.library_errors`) and nowhere else.
+
+Commands load lazily (click's "Lazily Loading Subcommands"): `COMMANDS` maps each name to the
+module that defines it and its one-line help, so `factres --help` imports no command module and
+a command imports only its own. No command module imports this group back. The oracle command
+group is added in oracle/cli.py (oracle depends on resolver, never the other way round), and
+that is where the console script points. This package may import every stage below it."""
 from __future__ import annotations
 
-import functools
+import importlib
 
 import click
 
-from ..errors import FactresError
+from resolver.cli.options import CONTEXT_SETTINGS
 
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+# name -> ("module:attribute", the summary `factres --help` shows): the first sentence of the
+# command's own docstring, kept here so that listing commands imports none (a test keeps them
+# equal to what click reads from the docstrings).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "freeze": ("resolver.cli.run:freeze_command",
+             "Write a frozen configuration to CONFIG (never overwritten): the plan sets (archived "
+             "sets by the sha256 of their files, live sets by the sha256 of their compiler "
+             "sources), the search weights, the grammar and resolver sources' sha256, mode and "
+             "lanes, and its own sha256."),
+    "frontier": ("resolver.cli.provenance:frontier_command",
+               "Print the current value of every key (the active frontier), one per line, "
+               "tab-separated: subject, relation, value, status, serial, line."),
+    "history": ("resolver.cli.provenance:history_command",
+              "Print every version of an entity's keys: serial, line, status, value and the "
+              "evidence line, oldest first."),
+    "parse": ("resolver.cli.parse:parse_command",
+            "Parse a haystack and report lines, facts, unparsed lines and version statistics."),
+    "plans": ("resolver.cli.plans:plans_group",
+            "Compile questions into plan sets and keep them in the archive (plans/<set-id>/)."),
+    "run": ("resolver.cli.run:run_command",
+          "Resolve every question, score it as MemoryAgentBench does, and record the run in "
+          "results/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, table.md, "
+          "table.tex)."),
+    "table": ("resolver.cli.run:table_command",
+            "Print the score table of a finished run (a run id or a run folder), re-rendered from "
+            "its metrics.json."),
+    "tables": ("resolver.cli.tables:tables_command",
+             "Write the paper tables mab-fc, mab-nbest, mab-ceiling and mab-ref from folders "
+             "only."),
+}
 
 
-@click.group(context_settings=CONTEXT_SETTINGS)
-@click.version_option(package_name="factres")
-def main() -> None:
-    """factres: a deterministic resolver for MemoryAgentBench FactConsolidation.
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported when they run (or when their own help is asked)."""
 
-    Parse haystacks, compile questions into plans, resolve them by path search, and score the
-    answers exactly as MemoryAgentBench does.
+    def __init__(self, *args, lazy: dict[str, tuple[str, str]] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
 
-    Example: factres run
-    """
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy:
+            target, _ = self.lazy[name]
+            module, _, attr = target.partition(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from the map's help lines: listing commands loads none of them."""
+        names = self.list_commands(ctx)
+        # click's own cut: the width left beside the longest command name
+        limit = formatter.width - 6 - max((len(n) for n in names), default=0)
+        rows = []
+        for name in names:
+            if name in self.lazy:
+                rows.append((name, _short_help(self.lazy[name][1], limit)))
+            else:
+                cmd = super().get_command(ctx, name)
+                if cmd is not None and not cmd.hidden:
+                    rows.append((name, cmd.get_short_help_str(limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
-def library_errors(func):
-    """Turn the library's own errors into a clean message and exit status 1."""
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except FactresError as exc:
-            raise click.ClickException(str(exc)) from None
-    return wrapper
+def _short_help(summary: str, limit: int) -> str:
+    """The summary cut as click cuts a loaded command's help for the command list."""
+    return click.Command(None, help=summary).get_short_help_str(limit)
 
 
-def data_option(required: bool = False, help_text: str | None = None):
-    return click.option("--data", "data", multiple=True, required=required,
-                        type=click.Path(dir_okay=False),
-                        help=help_text or "Haystack file (.json, .jsonl, .parquet or .txt); "
-                        "repeat for several. Default: the bundled 6K dev rows.")
+def make_main(extra: dict[str, tuple[str, str]] | None = None) -> LazyGroup:
+    """The `factres` group with resolver's commands plus `extra` (name -> (target, help))."""
+
+    @click.group(cls=LazyGroup, lazy={**COMMANDS, **(extra or {})},
+                 context_settings=CONTEXT_SETTINGS)
+    @click.version_option(package_name="factres")
+    def main() -> None:
+        """factres: a deterministic resolver for MemoryAgentBench FactConsolidation.
+
+        Parse haystacks, compile questions into plans, resolve them by path search, and score
+        the answers exactly as MemoryAgentBench does.
+
+        Example: factres run
+        """
+    return main
 
 
-# Command modules register themselves on `main` when imported.
-from . import parse as _parse  # noqa: E402,F401
-from . import plans as _plans  # noqa: E402,F401
-from . import provenance as _provenance  # noqa: E402,F401
-from . import run as _run  # noqa: E402,F401
-from . import tables as _tables  # noqa: E402,F401
+main = make_main()
+
+__all__ = ["COMMANDS", "LazyGroup", "main", "make_main"]

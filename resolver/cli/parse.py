@@ -4,16 +4,16 @@ from __future__ import annotations
 import click
 import orjson
 
-from ..errors import UnparsedLinesError
-from ..facts import UnparsedLine
-from ..haystack import parse_report
-from . import library_errors, main
+from resolver.cli.options import library_errors
+from resolver.errors import UnparsedLinesError
+from resolver.haystack import parse_report
+from resolver.text.facts import UnparsedLine
 
 # Unparsed lines listed in the text report; --json lists them all.
 SHOWN = 5
 
 
-@main.command("parse")
+@click.command("parse")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--strict", is_flag=True, help="Exit non-zero if any line fits no template.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")

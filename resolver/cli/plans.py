@@ -6,17 +6,17 @@ from contextlib import nullcontext
 
 import click
 
-from . import data_option, library_errors, main
+from resolver.cli.options import data_option, library_errors
 
 
 def _dataset(data: tuple[str, ...]):
-    from ..haystack import bundled_path, load
+    from resolver.haystack import bundled_path, load
 
     dataset, _gold = load(list(data) or [bundled_path()])   # gold is never used here
     return dataset
 
 
-@main.group("plans")
+@click.group("plans")
 def plans_group() -> None:
     """Compile questions into plan sets and keep them in the archive (plans/<set-id>/).
 
@@ -56,8 +56,8 @@ def compile_command(planner: str, set_id: str, temperature: float, level: str, h
 
     Example: factres plans compile --planner ollama:qwen2.5:7b-instruct --set-id qwen7b-t0
     """
-    from ..archive import check_set_id, plans_root, write_plan_set
-    from ..compile_ollama import compile_plan_set
+    from resolver.models.compile_ollama import compile_plan_set
+    from resolver.plan.archive import check_set_id, plans_root, write_plan_set
 
     check_set_id(set_id)
     if (plans_root() / set_id).exists():       # fail before spending any model calls
@@ -99,7 +99,7 @@ def derive_command(source: str, order: str, set_id: str) -> None:
 
     Example: factres plans derive lexicon-6k --order all --set-id lexicon-6k-orders
     """
-    from ..archive import derive_plan_set, load_plan_set, write_plan_set
+    from resolver.plan.archive import derive_plan_set, load_plan_set, write_plan_set
 
     derived = derive_plan_set(load_plan_set(source), set_id, order)
     path = write_plan_set(derived)
@@ -118,7 +118,7 @@ def list_command(as_json: bool) -> None:
     """
     import orjson
 
-    from ..archive import list_plan_sets, plans_root
+    from resolver.plan.archive import list_plan_sets, plans_root
 
     sets = list_plan_sets()
     if as_json:
@@ -148,7 +148,7 @@ def verify_command(set_id: str | None) -> None:
 
     Example: factres plans verify lexicon-6k
     """
-    from ..archive import list_plan_sets, verify_plan_set
+    from resolver.plan.archive import list_plan_sets, verify_plan_set
 
     ids = [set_id] if set_id else [s["set_id"] for s in list_plan_sets()]
     bad = 0
@@ -173,7 +173,7 @@ def show_command(set_id: str, qid: str | None) -> None:
 
     Example: factres plans show lexicon-6k --qid factconsolidation_mh_6k_no0
     """
-    from ..archive import load_plan_set
+    from resolver.plan.archive import load_plan_set
 
     plan_set = load_plan_set(set_id)
     if qid is not None and qid not in plan_set.plans:

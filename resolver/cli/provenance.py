@@ -4,9 +4,9 @@ from __future__ import annotations
 import click
 import orjson
 
-from . import library_errors, main
-from ..errors import InputError
-from ..provenance import Version
+from resolver.cli.options import library_errors
+from resolver.errors import InputError
+from resolver.store.provenance import Version
 
 _JSON = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
 
@@ -23,7 +23,7 @@ def _relation_option(func):
 
 
 def _store(data: str | None):
-    from ..haystack import bundled_path, load
+    from resolver.haystack import bundled_path, load
 
     path = data or str(bundled_path())
     dataset, _gold = load([path])            # gold is never read here
@@ -33,7 +33,7 @@ def _store(data: str | None):
     return next(iter(dataset.haystacks.values())).store
 
 
-@main.command("history")
+@click.command("history")
 @click.argument("entity")
 @_relation_option
 @_data_option
@@ -77,7 +77,7 @@ def _history_text(subject: str, relation: str, versions: tuple[Version, ...]) ->
     return "\n".join(lines)
 
 
-@main.command("frontier")
+@click.command("frontier")
 @_relation_option
 @_data_option
 @click.option("--json", "as_json", is_flag=True, help="Print the frontier as JSON.")

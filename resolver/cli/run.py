@@ -5,8 +5,8 @@ import sys
 
 import click
 
-from . import data_option, library_errors, main
-from .. import protocol, runs, tables
+from resolver.cli.options import data_option, library_errors
+from resolver.run import protocol, runs, tables
 
 
 class _Bars:
@@ -27,7 +27,7 @@ class _Bars:
             self._bar = None
 
 
-@main.command("run")
+@click.command("run")
 @data_option()
 @click.option("--plans", "plans", multiple=True, metavar="SET",
               help="Plan set: live:rules, live:lexicon, an archived set id or folder; repeat "
@@ -101,7 +101,7 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
                    "of traces.jsonl", err=True)
 
 
-@main.command("table")
+@click.command("table")
 @click.argument("run")
 @click.option("--format", "fmt", type=click.Choice(sorted(tables.RENDERERS)), default="md",
               show_default=True, help="Markdown or LaTeX (booktabs).")
@@ -118,7 +118,7 @@ def table_command(run, fmt, results_dir) -> None:
     click.echo(tables.RENDERERS[fmt](metrics["rows"]), nl=False)
 
 
-@main.command("freeze")
+@click.command("freeze")
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--plans", "plans", multiple=True, metavar="SET",
               help="Plan set: live:rules, live:lexicon, an archived set id or folder; repeat "

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import click
 
-from . import library_errors, main
-from .. import paper_tables
+from resolver.cli.options import library_errors
+from resolver.report import paper_tables
 
 
-@main.command("tables")
+@click.command("tables")
 @click.argument("runs", nargs=-1, metavar="[RUN]...")
 @click.option("--format", "fmt", type=click.Choice(["md", "latex", "both"]), default="both",
               show_default=True, help="Markdown, LaTeX (booktabs tabular for \\input{}), or both.")

@@ -1,0 +1,234 @@
+"""The plan-set archive: plans/<set-id>/ holds `plans.jsonl`, `manifest.json` and `SHA256SUMS`.
+
+A set is written once (an existing id is an error), into a temporary folder renamed into place,
+so a reader never sees half a set. It is read only after its checksums match, so a run made
+years later with an archived set uses exactly the plans that were compiled, model or not.
+
+plans.jsonl is deterministic: one line per question in dataset order, keys sorted. The
+manifest's creation time is metadata, not plan content. SHA256SUMS is in `sha256sum` format, so
+`cd plans/<id> && sha256sum -c SHA256SUMS` checks a set without factres."""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import orjson
+
+from resolver.errors import ArchiveError
+from resolver.plan.plans import Compiled, Plan, PlanSet
+
+PLANS_DIR = Path(__file__).resolve().parents[2] / "plans"
+SET_ID = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+PLANS_FILE, MANIFEST_FILE, SUMS_FILE = "plans.jsonl", "manifest.json", "SHA256SUMS"
+SUMMED = (PLANS_FILE, MANIFEST_FILE)      # the files SHA256SUMS must cover, in this order
+
+
+def plans_root(root: str | Path | None = None) -> Path:
+    """Where plan sets live: `root`, else $FACTRES_PLANS, else the repo's plans/."""
+    if root is not None:
+        return Path(root)
+    env = os.environ.get("FACTRES_PLANS")
+    return Path(env) if env else PLANS_DIR
+
+
+def check_set_id(set_id: str) -> str:
+    if not SET_ID.match(set_id or ""):
+        raise ArchiveError(f"bad plan set id {set_id!r}: use lower-case letters, digits, '.', "
+                           "'_' and '-', starting with a letter or digit")
+    return set_id
+
+
+def _dumps(obj) -> bytes:
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def plans_jsonl(plan_set: PlanSet) -> bytes:
+    """The plans.jsonl bytes of a set: deterministic for the same plans."""
+    lines = []
+    for qid, compiled in plan_set.plans.items():
+        lines.append(_dumps({"qid": qid,
+                             "question_sha256": plan_set.question_sha256.get(qid, ""),
+                             "plans": [p.to_json() for p in compiled.plans],
+                             "reason": compiled.reason}))
+    return b"".join(line + b"\n" for line in lines)
+
+
+def write_plan_set(plan_set: PlanSet, root: str | Path | None = None) -> Path:
+    """Archive a plan set under <root>/<set-id>/ and return that folder. Never overwrites."""
+    set_id = check_set_id(plan_set.set_id)
+    base = plans_root(root)
+    target = base / set_id
+    if target.exists():
+        raise ArchiveError(f"plan set {set_id!r} already exists at {target}; plan sets are "
+                           "immutable, choose another --set-id")
+    base.mkdir(parents=True, exist_ok=True)
+    body = plans_jsonl(plan_set)
+    manifest = dict(plan_set.manifest)
+    manifest.update({"set_id": set_id, "count": len(plan_set.plans),
+                     "plans_sha256": _sha256(body)})
+    manifest.setdefault("created", datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    files = {PLANS_FILE: body, MANIFEST_FILE: orjson.dumps(
+        manifest, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"}
+    files[SUMS_FILE] = "".join(f"{_sha256(files[n])}  {n}\n" for n in SUMMED).encode()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{set_id}.tmp-", dir=base))
+    try:
+        for name, data in files.items():
+            (tmp / name).write_bytes(data)
+        try:
+            # rename fails if another writer created the set meanwhile: still never overwrites
+            os.rename(tmp, target)
+        except OSError:
+            raise ArchiveError(f"plan set {set_id!r} already exists at {target}; plan sets "
+                               "are immutable, choose another --set-id") from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def set_dir(set_id_or_path: str | Path, root: str | Path | None = None) -> Path:
+    """The folder of a set given by id (under the root) or by path."""
+    text = str(set_id_or_path)
+    if os.sep in text or "/" in text or (Path(text).is_dir() and not SET_ID.match(text)):
+        return Path(text)
+    return plans_root(root) / text
+
+
+def _read_sums(folder: Path) -> tuple[dict[str, str], list[str]]:
+    sums_path = folder / SUMS_FILE
+    if not sums_path.is_file():
+        return {}, [f"{sums_path}: missing"]
+    sums, problems = {}, []
+    for number, line in enumerate(sums_path.read_text("utf-8", "replace").splitlines(), 1):
+        match = re.fullmatch(r"([0-9a-f]{64}) [ *](\S+)", line)
+        if not match:
+            problems.append(f"{sums_path}:{number}: not a sha256sum line: {line!r}")
+            continue
+        sums[match[2]] = match[1]
+    return sums, problems
+
+
+def verify_plan_set(set_id_or_path: str | Path, root: str | Path | None = None) -> list[str]:
+    """Every problem with an archived set, each naming the file; [] when the set is sound."""
+    folder = set_dir(set_id_or_path, root)
+    if not folder.is_dir():
+        return [f"{folder}: no such plan set"]
+    sums, problems = _read_sums(folder)
+    if not sums and problems:
+        return problems
+    for name in SUMMED:
+        path = folder / name
+        if name not in sums:
+            problems.append(f"{folder / SUMS_FILE}: does not list {name}")
+        if not path.is_file():
+            problems.append(f"{path}: missing")
+        elif name in sums and _sha256(path.read_bytes()) != sums[name]:
+            problems.append(f"{path}: sha256 mismatch (expected {sums[name][:12]}..., "
+                            f"found {_sha256(path.read_bytes())[:12]}...)")
+    for name in sorted(set(sums) - set(SUMMED)):
+        if not (folder / name).is_file():
+            problems.append(f"{folder / name}: missing")
+        elif _sha256((folder / name).read_bytes()) != sums[name]:
+            problems.append(f"{folder / name}: sha256 mismatch")
+    if problems:
+        return problems
+    # Checksums match; the contents must still agree with each other.
+    try:
+        manifest = orjson.loads((folder / MANIFEST_FILE).read_bytes())
+        lines = [orjson.loads(x) for x in (folder / PLANS_FILE).read_bytes().splitlines() if x]
+    except orjson.JSONDecodeError as exc:
+        return [f"{folder}: unreadable JSON: {exc}"]
+    if manifest.get("set_id") != folder.name:
+        problems.append(f"{folder / MANIFEST_FILE}: set_id {manifest.get('set_id')!r} does not "
+                        f"match the folder name {folder.name!r}")
+    if manifest.get("count") != len(lines):
+        problems.append(f"{folder / MANIFEST_FILE}: count {manifest.get('count')} but "
+                        f"{PLANS_FILE} has {len(lines)} lines")
+    body = (folder / PLANS_FILE).read_bytes()
+    if manifest.get("plans_sha256") not in (None, _sha256(body)):
+        problems.append(f"{folder / MANIFEST_FILE}: plans_sha256 does not match {PLANS_FILE}")
+    return problems
+
+
+def load_plan_set(set_id_or_path: str | Path, root: str | Path | None = None) -> PlanSet:
+    """An archived set, verified first; ArchiveError naming the file on any mismatch."""
+    folder = set_dir(set_id_or_path, root)
+    problems = verify_plan_set(folder)
+    if problems:
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        raise ArchiveError(f"plan set {folder.name!r} failed verification: {problems[0]}{more}")
+    manifest = orjson.loads((folder / MANIFEST_FILE).read_bytes())
+    plans: dict[str, Compiled] = {}
+    shas: dict[str, str] = {}
+    path = folder / PLANS_FILE
+    for number, raw in enumerate(path.read_bytes().splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+            compiled = Compiled(tuple(Plan.from_json(p) for p in obj["plans"]),
+                                obj.get("reason", ""))
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ArchiveError(f"{path}:{number}: not a plan line: {exc}") from None
+        plans[obj["qid"]] = compiled
+        shas[obj["qid"]] = obj.get("question_sha256", "")
+    return PlanSet(manifest.get("set_id", folder.name), manifest, plans, shas)
+
+
+def list_plan_sets(root: str | Path | None = None) -> list[dict]:
+    """One summary per archived set under the root, by id; `ok` says whether it verifies."""
+    base = plans_root(root)
+    if not base.is_dir():
+        return []
+    out = []
+    for folder in sorted(p for p in base.iterdir() if p.is_dir() and SET_ID.match(p.name)):
+        problems = verify_plan_set(folder)
+        try:
+            manifest = orjson.loads((folder / MANIFEST_FILE).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            manifest = {}
+        out.append({"set_id": folder.name, "planner": manifest.get("planner"),
+                    "model": manifest.get("model"), "level": manifest.get("level"),
+                    "temperature": manifest.get("temperature"),
+                    "count": manifest.get("count"),
+                    "fallback_count": manifest.get("fallback_count", 0),
+                    "all_failed": manifest.get("all_failed", False),
+                    "created": manifest.get("created"), "ok": not problems,
+                    "problems": problems})
+    return out
+
+
+def derive_plan_set(plan_set: PlanSet, set_id: str, order: str = "all") -> PlanSet:
+    """A derived set: every plan in every order of its relations (original order first,
+    repeats dropped)."""
+    from resolver.plan.plans import every_order
+
+    if order != "all":
+        raise ArchiveError(f"unknown derivation --order {order!r}; known: all")
+    check_set_id(set_id)
+    plans: dict[str, Compiled] = {}
+    for qid, compiled in plan_set.plans.items():
+        seen, out = set(), []
+        for plan in compiled.plans:
+            for variant in every_order(plan):
+                key = (variant.entity, variant.chain)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(variant)
+        plans[qid] = Compiled(tuple(out), compiled.reason)
+    manifest = {k: v for k, v in plan_set.manifest.items()
+                if k not in ("created", "plans_sha256", "set_id", "count")}
+    manifest.update({"derived_from": plan_set.set_id,
+                     "derived_from_plans_sha256": plan_set.manifest.get("plans_sha256"),
+                     "derivation": f"order:{order}",
+                     "planner": f"derived:order({plan_set.manifest.get('planner')})"})
+    return PlanSet(set_id, manifest, plans, dict(plan_set.question_sha256))

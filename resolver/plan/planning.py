@@ -1,0 +1,33 @@
+"""Plan sets compiled live from the questions (no archive needed): the rule set and the lexicon
+set. Deterministic: the same questions and store give the same plans."""
+from __future__ import annotations
+
+import hashlib
+
+from resolver import __version__
+from resolver.haystack import Dataset
+from resolver.plan.plans import Compiled, PlanSet
+
+LIVE_SETS = ("rules", "lexicon")
+
+
+def _compile(dataset: Dataset, name: str) -> PlanSet:
+    if name == "rules":
+        from resolver.plan.compile_rules import compile_question
+    elif name == "lexicon":
+        from resolver.plan.compile_lexicon import compile_question
+    else:
+        raise ValueError(f"unknown live plan set {name!r}; known: {', '.join(LIVE_SETS)}")
+    plans: dict[str, Compiled] = {}
+    shas: dict[str, str] = {}
+    for q in dataset.questions:
+        store = dataset.haystack_of(q).store
+        plans[q.qid] = compile_question(q.text, store)
+        shas[q.qid] = hashlib.sha256(q.text.encode("utf-8")).hexdigest()
+    manifest = {"planner": name, "model": None, "temperature": None, "level": "relation",
+                "live": True, "factres_version": __version__}
+    return PlanSet(f"live:{name}", manifest, plans, shas)
+
+
+def live_plan_sets(dataset: Dataset, names: tuple[str, ...] = LIVE_SETS) -> list[PlanSet]:
+    return [_compile(dataset, n) for n in names]

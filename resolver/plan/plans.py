@@ -1,0 +1,84 @@
+"""`Plan`: what a compiler makes of a question, before any search. `PlanSet`: the plans of one
+compiler run for many questions, as archived under plans/<set-id>/."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import permutations
+
+from resolver.text.relations import ANSWER_TYPES, FAMILIES, inventory
+
+FAMILY_PREFIX = "family:"
+
+
+@dataclass(frozen=True)
+class Plan:
+    entity: str                 # base entity, as written in the store
+    chain: tuple[str, ...]      # relation names, or "family:<name>" for a whole family
+    answer_type: str = "any"    # the type the question names (relations.ANSWER_TYPES)
+    compiler: str = "lexicon"   # "rule", "lexicon", "ollama:<model>", "derived:<how>"
+    rule: str = ""              # which rule, pattern or prompt produced it
+    note: str = ""              # e.g. why a model plan fell back to the lexicon
+
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.chain) <= 4:
+            raise ValueError(f"a plan has 1 to 4 hops, not {len(self.chain)}: {self.chain}")
+        if self.answer_type not in ANSWER_TYPES:
+            raise ValueError(f"unknown answer type {self.answer_type!r}")
+        for step in self.chain:
+            if not is_step(step):
+                raise ValueError(f"unknown relation or family {step!r}")
+
+    def to_json(self) -> dict:
+        return {"entity": self.entity, "chain": list(self.chain),
+                "answer_type": self.answer_type, "compiler": self.compiler,
+                "rule": self.rule, "note": self.note}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "Plan":
+        return cls(obj["entity"], tuple(obj["chain"]), obj.get("answer_type", "any"),
+                   obj.get("compiler", ""), obj.get("rule", ""), obj.get("note", ""))
+
+    def describe(self) -> str:
+        return f"{self.entity} -> " + " -> ".join(self.chain) + f" : {self.answer_type}"
+
+
+def is_step(step: str) -> bool:
+    if step.startswith(FAMILY_PREFIX):
+        return step[len(FAMILY_PREFIX):] in FAMILIES
+    return step in inventory()
+
+
+def step_relations(step: str) -> frozenset[str]:
+    """The relations a chain step allows: one relation, or every member of a family."""
+    if step.startswith(FAMILY_PREFIX):
+        family = step[len(FAMILY_PREFIX):]
+        return frozenset(r.name for r in inventory().values() if family in r.families)
+    return frozenset((step,))
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A compiler's output for one question: plans best first, or none and the reason."""
+    plans: tuple[Plan, ...]
+    reason: str = ""            # why there is no plan (empty when there are plans)
+
+
+@dataclass
+class PlanSet:
+    set_id: str
+    manifest: dict                                   # planner, model, ... (see archive.py)
+    plans: dict[str, Compiled] = field(default_factory=dict)   # qid -> compiled
+    question_sha256: dict[str, str] = field(default_factory=dict)
+
+
+def every_order(plan: Plan) -> list[Plan]:
+    """The plan in every order of its relations (derived plan sets), original order first."""
+    seen, out = set(), []
+    for order in permutations(plan.chain):
+        if order in seen:
+            continue
+        seen.add(order)
+        out.append(Plan(plan.entity, order, plan.answer_type,
+                        plan.compiler if order == plan.chain else f"derived:order({plan.compiler})",
+                        plan.rule, plan.note))
+    return out

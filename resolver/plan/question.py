@@ -1,0 +1,112 @@
+"""Reading a question: its word tokens, the store entities it names, the relation cues it
+contains and the answer type it asks for. Uses the lexicon and the store's entity index only."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from resolver.plan.lexicon import STOPWORDS, TYPE_WORDS, cues
+from resolver.store.fact_store import FactStore, Mention, name_tokens
+from resolver.text.relations import inventory
+
+QUESTION_WORDS = frozenset({"which", "what", "who", "whom", "whose", "where"})
+# Words skipped between the question word and the noun that names the type.
+_FILLER = STOPWORDS | {"name", "kind", "type", "sort", "current", "exact", "specific",
+                       "particular", "main", "primary", "one", "title"}
+
+
+@dataclass(frozen=True, slots=True)
+class CueSpan:
+    relation: str
+    start: int
+    end: int           # token span [start, end)
+    weight: float
+    cue: str           # the cue as written in the lexicon, for traces
+
+    def overlaps(self, other: "CueSpan") -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+@dataclass(frozen=True)
+class Reading:
+    text: str
+    tokens: tuple[str, ...]
+    mentions: tuple[Mention, ...]          # store entities named, widest first
+    bases: tuple[str, ...]                 # subject entities that can start a chain, best first
+    spans: tuple[CueSpan, ...]             # relation cues outside the base entity
+    answer_type: str
+    type_word: str                         # the word that named the type ("" if none)
+
+
+def _match(cue: tuple[str, ...], tokens: tuple[str, ...], at: int) -> bool:
+    if at + len(cue) > len(tokens):
+        return False
+    for word, tok in zip(cue, tokens[at:at + len(cue)]):
+        if word == "*":
+            continue
+        if word.endswith("*"):
+            if not tok.startswith(word[:-1]):
+                return False
+        elif word != tok:
+            return False
+    return True
+
+
+@lru_cache(maxsize=4096)
+def _cue_spans(tokens: tuple[str, ...]) -> tuple[CueSpan, ...]:
+    spans = []
+    for relation, items in sorted(cues().items()):
+        for cue, weight in items:
+            for at in range(len(tokens)):
+                if _match(cue, tokens, at):
+                    spans.append(CueSpan(relation, at, at + len(cue), weight, " ".join(cue)))
+    return tuple(spans)
+
+
+def _answer_type(tokens: tuple[str, ...]) -> tuple[str, str]:
+    """The type the question names: the first type word after the (last) question word, or the
+    object type of the relation whose cue heads the asked-for phrase. "any" if neither."""
+    # "In which country was X developed, and who is ...?": the last clause is what is asked.
+    starts = [i for i, t in enumerate(tokens) if t in QUESTION_WORDS]
+    if not starts:
+        return "any", ""
+    last_and = max((i for i in starts if i > 0 and tokens[i - 1] == "and"), default=None)
+    start = last_and if last_and is not None else starts[0]
+    word = tokens[start]
+    if word in ("who", "whom"):
+        return "person", word
+    if word == "where":
+        return "place", word
+    spans = _cue_spans(tokens)
+    for i in range(start + 1, min(len(tokens), start + 9)):
+        tok = tokens[i]
+        if tok in _FILLER:
+            continue
+        if tok in TYPE_WORDS:
+            return TYPE_WORDS[tok], tok
+        # An adjective before a type noun: "religious leader", "educational institution".
+        if i + 1 < len(tokens) and tokens[i + 1] in TYPE_WORDS:
+            return TYPE_WORDS[tokens[i + 1]], tokens[i + 1]
+        heads = [s for s in spans if s.start == i]
+        if heads:
+            best = max(heads, key=lambda s: (s.weight, s.end - s.start, s.relation))
+            return inventory()[best.relation].object_type, tok
+        return "any", ""
+    return "any", ""
+
+
+def read(text: str, store: FactStore) -> Reading:
+    tokens = name_tokens(text)
+    mentions = tuple(store.mentions(text))
+    bases = []
+    for m in mentions:
+        for name in m.names:
+            if store.is_subject(name) and name not in bases:
+                bases.append(name)
+    base_span = next((m for m in mentions if m.as_subject), None)
+    spans = _cue_spans(tokens)
+    if base_span is not None:
+        spans = tuple(s for s in spans
+                      if s.end <= base_span.start or s.start >= base_span.end)
+    answer_type, type_word = _answer_type(tokens)
+    return Reading(text, tokens, mentions, tuple(bases), spans, answer_type, type_word)

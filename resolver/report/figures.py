@@ -1,0 +1,145 @@
+"""PNG figures for a paper, from the same oracle folders as the tables (`factres tables --plot`):
+
+- `mab-nbest.png`: plan recall@N (solid) and success@N (dashed) against N, one colour per
+  multi-hop source;
+- `mab-ceiling.png`: per multi-hop source, bars for questions with a gold path, the exact
+  one-version-per-key optimum and the latest-wins cap, each labelled with its count.
+
+Sized for one column of a two-column paper (3.3 in wide, 300 dpi, 7-8 pt type). matplotlib is
+the optional `plot` extra; without it the command says how to install it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from resolver.errors import MissingExtraError
+from resolver.report.folders import CEILING, MH_SOURCE, NBEST, source_order
+
+WIDTH_IN, HEIGHT_IN, DPI = 3.3, 2.3, 300
+_STYLE = {"font.size": 7, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 6.5,
+          "xtick.labelsize": 7, "ytick.labelsize": 7, "axes.spines.top": False,
+          "axes.spines.right": False, "savefig.bbox": "tight", "savefig.pad_inches": 0.03}
+# No creation time or version in the PNG: the same folders give the same bytes.
+_METADATA = {"Software": None}
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise MissingExtraError("--plot needs matplotlib, which is not installed: "
+                                "pip install 'factres[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return matplotlib, plt
+
+
+def _short(source: str) -> str:
+    """factconsolidation_mh_6k -> mh 6K (legend text)."""
+    parts = source.split("_")
+    if len(parts) >= 3 and parts[-2] in ("sh", "mh"):
+        prefix = "" if parts[0] == "factconsolidation" else parts[0] + " "
+        return f"{prefix}{parts[-2]} {parts[-1].upper()}"
+    return source
+
+
+def _mh_sources(folders, field: str):
+    """(folder, source, figures) of every multi-hop source with questions, in size order."""
+    for f in folders:
+        for source, v in sorted((f.data.get(field) or {}).items(),
+                                key=lambda kv: source_order(kv[0])):
+            if MH_SOURCE.search(source) and v["questions"]:
+                yield f, source, v
+
+
+def nbest_figure(folders, path: Path) -> bool:
+    """Plan recall@N and success@N per multi-hop source; False when there is nothing to plot."""
+    lines = list(_mh_sources(folders, "sources"))
+    if not lines:
+        return False
+    matplotlib, plt = _pyplot()
+    set_orders = {tuple(r["set"] for r in v["by_n"]) for _, _, v in lines}
+    with matplotlib.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(WIDTH_IN, HEIGHT_IN))
+        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        several_runs = len({f.name for f, _, _ in lines}) > 1
+        from matplotlib.lines import Line2D
+        handles = []
+        for i, (f, source, v) in enumerate(lines):
+            colour = colours[i % len(colours)]
+            ns = [r["n"] for r in v["by_n"]]
+            total = v["questions"]
+            ax.plot(ns, [100 * r["plan_recall"] / total for r in v["by_n"]], "-o",
+                    color=colour, markersize=3, linewidth=1.2)
+            ax.plot(ns, [100 * r["success"] / total for r in v["by_n"]], "--s",
+                    color=colour, markersize=3, linewidth=1.2)
+            label = _short(source) + (f" ({f.data.get('run') or f.name})" if several_runs else "")
+            handles.append(Line2D([], [], color=colour, linewidth=4, label=label))
+        # Colour says the source, line style the measure: one legend row above the axes.
+        handles += [Line2D([], [], color="0.2", linestyle="-", marker="o", markersize=3,
+                           label="plan recall@N"),
+                    Line2D([], [], color="0.2", linestyle="--", marker="s", markersize=3,
+                           label="success@N")]
+        (order,) = set_orders if len(set_orders) == 1 else (None,)
+        if order:
+            ax.set_xticks(range(1, len(order) + 1))
+            ax.set_xticklabels([f"{n}\n{s}" for n, s in enumerate(order, 1)], fontsize=6)
+            ax.set_xlabel("N: plan sets used, in the order tried")
+        else:
+            ns_all = sorted({r["n"] for _, _, v in lines for r in v["by_n"]})
+            ax.set_xticks(ns_all)               # N counts plan sets: whole numbers only
+            ax.set_xlabel("N: first N plan sets used")
+        ax.set_ylabel("multi-hop questions (%)")
+        ax.set_ylim(0, 105)
+        ax.grid(axis="y", linewidth=0.4, alpha=0.5)
+        ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+                  ncols=2 if several_runs else min(len(handles), 4), frameon=False,
+                  handlelength=1.6, columnspacing=1.0)
+        fig.savefig(path, dpi=DPI, metadata=_METADATA)
+        plt.close(fig)
+    return True
+
+
+def ceiling_figure(folders, path: Path) -> bool:
+    """Gold path / optimum / latest wins per multi-hop source, as % of its questions."""
+    groups = [(_short(source), v) for _, source, v in _mh_sources(folders, "per_source")]
+    if not groups:
+        return False
+    matplotlib, plt = _pyplot()
+    bars = (("with_gold_path", "gold path exists"), ("optimal", "best one-version-per-key"),
+            ("latest_wins", "latest wins"))
+    width = 0.8 / len(bars)
+    with matplotlib.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(WIDTH_IN, HEIGHT_IN))
+        for j, (field, label) in enumerate(bars):
+            xs = [i + (j - (len(bars) - 1) / 2) * width for i in range(len(groups))]
+            ys = [100 * v[field] / v["questions"] for _, v in groups]
+            rects = ax.bar(xs, ys, width * 0.95, label=label)
+            ax.bar_label(rects, labels=[f"{v[field]}/{v['questions']}" for _, v in groups],
+                         fontsize=6, padding=1)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([name for name, _ in groups])
+        ax.set_xlabel("multi-hop source")
+        ax.set_ylabel("answerable (% of questions)")
+        ax.set_ylim(0, 108)
+        ax.set_yticks(range(0, 101, 20))
+        # Above the axes: inside, the legend sits on the count labels of full bars.
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=len(bars),
+                  frameon=False, fontsize=6, handlelength=1.0, columnspacing=0.8)
+        fig.savefig(path, dpi=DPI, metadata=_METADATA)
+        plt.close(fig)
+    return True
+
+
+def write_figures(folders, out: Path) -> tuple[list[Path], list[str]]:
+    """Write the figures the folders allow into `out`; (paths written, notes on the rest)."""
+    out.mkdir(parents=True, exist_ok=True)
+    _pyplot()                      # fail early and clearly without matplotlib
+    written, notes = [], []
+    for name, kind, draw in (("mab-nbest.png", NBEST, nbest_figure),
+                             ("mab-ceiling.png", CEILING, ceiling_figure)):
+        path = out / name
+        if draw([f for f in folders if f.kind == kind], path):
+            written.append(path)
+        else:
+            notes.append(f"{name}: no {kind} folder with a multi-hop source; not drawn")
+    return written, notes

@@ -1,0 +1,353 @@
+"""The paper tables: `mab-fc`, `mab-nbest`, `mab-ceiling`, `mab-ref`, built from folders only.
+
+Every figure comes from a file: score runs (meta.json + metrics.json), the oracle's N-best and
+ceiling folders (nbest.json, ceiling.json; rendering what oracle wrote, never importing it) and
+the references file (`resolver.report.references`). Nothing is typed by hand. Each table is a
+`tables.Table`, rendered to Markdown and LaTeX by the one pair of renderers in `tables`.
+
+- mab-fc: one row per score run (its plan sets, mode, reader and split); EM with its 95%
+  interval at 6K, 32K, 64K and 262K for single-hop and multi-hop, the mean over the sizes the
+  run has (its metrics.json pooled rows), and the run's commit, marked when the tree was dirty or
+  the test run was admitted with --allow-dirty, or its configuration was not frozen. Dev rows,
+  then test rows. Only MemoryAgentBench FactConsolidation sources
+  (`factconsolidation_{sh,mh}_<size>`) fill cells: a run of other data is left out, with a note.
+- mab-nbest: per oracle N-best folder and multi-hop source, plan recall@N and success@N.
+- mab-ceiling: per oracle ceiling folder and multi-hop source, questions with a gold path, the
+  latest-wins cap, the exact one-version-per-key optimum, and the contested keys it touches.
+- mab-ref: the references file, one group per protocol; "n/t" marks a cell not transcribed, "*"
+  an entry nobody has checked against its source.
+
+Files are written atomically (a temporary file renamed over the old one): tables are derived,
+so regenerating them replaces the previous ones."""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from resolver.errors import InputError
+from resolver.report.folders import (
+    CEILING,
+    DEFAULT_OUT,
+    FC_SOURCE,
+    MH_SOURCE,
+    NBEST,
+    SCORE,
+    Folder,
+    gather,
+    source_order,
+)
+from resolver.report.references import SIZES, load_references
+from resolver.run.result_schema import results_root
+from resolver.run.tables import DASH, Cell, Table, latex_table, markdown_table, pct, tex
+
+TABLES = ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref")
+FORMATS = {"md": (".md", markdown_table), "latex": (".tex", latex_table)}
+PREVIEW_FILE = "preview.tex"
+
+SIZE_LABEL = {s: s.upper() for s in SIZES}
+
+DIRTY, UNFROZEN, UNCHECKED = "†", "‡", "*"
+NOT_TRANSCRIBED = "n/t"
+
+
+@dataclass
+class Report:
+    written: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)     # what was skipped, and why
+
+
+# ---- mab-fc ---------------------------------------------------------------------------------
+def _em_cell(row: dict | None) -> Cell:
+    if row is None:
+        return Cell(DASH)
+    if row.get("em") is None:
+        return Cell("unscored")
+    ci = row.get("ci")
+    return Cell(pct(row["em"]), f"[{pct(ci[0])}, {pct(ci[1])}]" if ci else "")
+
+
+def _run_marks(meta: dict) -> str:
+    protocol = meta.get("protocol") or {}
+    marks = ""
+    if (meta.get("git") or {}).get("dirty") or protocol.get("allow_dirty"):
+        marks += DIRTY
+    if meta.get("split") == "test" and not protocol.get("frozen"):
+        marks += UNFROZEN
+    return marks
+
+
+def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
+    """The mab-fc row of a score run; None when it has no FactConsolidation source."""
+    meta, metrics = folder.data["meta"], folder.data["metrics"]
+    cells: dict[tuple[str, str], dict] = {}
+    other_kinds: set[str] = set()
+    for row in metrics.get("rows", []):
+        if row.get("pooled"):
+            continue
+        match = FC_SOURCE.match(row.get("source", ""))
+        if match:
+            cells[(match[2], match[1])] = row
+        else:
+            other_kinds.add(row.get("kind", ""))
+    if not cells:
+        return None
+    kinds_present = {kind for _, kind in cells}
+    pooled = {}
+    for row in metrics.get("rows", []):
+        kind = row.get("kind")
+        # A pooled row is the mean over this run's sizes; it is shown only when every source
+        # of its kind is FactConsolidation (else it would mix in other data).
+        if row.get("pooled") and kind in kinds_present and kind not in other_kinds:
+            pooled[kind] = row
+    sets = " + ".join(r.get("set_id", "?") for r in meta.get("plan_sets", [])) or "?"
+    mode = (meta.get("config") or {}).get("mode") or "search"
+    commit = ((meta.get("git") or {}).get("commit") or "unknown")[:7]
+    out = [Cell(sets), Cell(mode), Cell(meta.get("reader") or metrics.get("reader") or "none"),
+           Cell(meta.get("split") or metrics.get("split") or "?")]
+    for size in SIZES:
+        out += [_em_cell(cells.get((size, "sh"))), _em_cell(cells.get((size, "mh")))]
+    out += [_em_cell(pooled.get("sh")), _em_cell(pooled.get("mh"))]
+    out.append(Cell(commit, mark=_run_marks(meta)))
+    return tuple(out)
+
+
+def fc_table(folders: list[Folder], notes: list[str]) -> Table | None:
+    groups: dict[str, list[tuple[Cell, ...]]] = {"dev": [], "test": []}
+    used = []
+    for folder in folders:
+        row = fc_row(folder)
+        if row is None:
+            notes.append(f"mab-fc: {folder.name} left out: no MemoryAgentBench "
+                         "FactConsolidation source (factconsolidation_sh/mh_<size>)")
+            continue
+        groups.setdefault(row[3].text, []).append(row)
+        used.append(folder.name)
+    if not used:
+        return None
+    marks = "".join(row[-1].mark for rows in groups.values() for row in rows)
+    foot = ["EM: substring exact match (%), [95% bootstrap interval]; mean: over the "
+            "sizes the run has; — : size not in the run."]
+    if DIRTY in marks:
+        foot.append(f"{DIRTY} run from a tree with uncommitted changes, or a test run "
+                    "admitted with --allow-dirty.")
+    if UNFROZEN in marks:
+        foot.append(f"{UNFROZEN} test run from a configuration not frozen with factres freeze.")
+    headers = ("plan sets", "mode", "reader", "split") + ("sh", "mh") * (len(SIZES) + 1) \
+        + ("commit",)
+    header_groups = ((("", 4),) + tuple((SIZE_LABEL[s], 2) for s in SIZES)
+                     + (("mean", 2), ("", 1)))
+    return Table("mab-fc", "MemoryAgentBench FactConsolidation: EM (%) per size, one row per "
+                 "run", headers, "llll" + "r" * 2 * (len(SIZES) + 1) + "l",
+                 tuple(tuple(rows) for rows in groups.values() if rows), header_groups,
+                 tuple(foot), tuple(used))
+
+
+# ---- mab-nbest ------------------------------------------------------------------------------
+def _share(count: int, total: int) -> str:
+    return f"{100 * count / total:.1f}" if total else DASH
+
+
+def nbest_table(folders: list[Folder], notes: list[str]) -> Table | None:
+    groups, used, sets = [], [], set()
+    for folder in folders:
+        run = folder.data.get("run") or folder.name
+        sources = {s: v for s, v in (folder.data.get("sources") or {}).items()
+                   if MH_SOURCE.search(s)}
+        if not sources:
+            notes.append(f"mab-nbest: {folder.name} left out: no multi-hop source")
+            continue
+        for source, summary in sorted(sources.items(), key=lambda kv: source_order(kv[0])):
+            total = summary["questions"]
+            rows = []
+            for r in summary["by_n"]:
+                sets.add(r["set"])
+                rows.append((Cell(run), Cell(source), Cell(str(r["n"])), Cell(r["set"]),
+                             Cell(str(total)), Cell(_share(r["plan_recall"], total)),
+                             Cell(_share(r["success"], total))))
+            groups.append(tuple(rows))
+        used.append(folder.name)
+    if not used:
+        return None
+    foot = ["plan recall@N: some plan of the first N sets reaches the gold; success@N: the "
+            "answer selected among them is right (% of questions)."]
+    if "search" in sets:
+        foot.append("search: the search's own paths through the relations the question cues "
+                    "(no plan set).")
+    return Table("mab-nbest", "Plan recall@N against execution success@N, multi-hop",
+                 ("run", "source", "N", "added set", "questions", "plan recall@N",
+                  "success@N"), "llrlrrr", tuple(groups), (), tuple(foot), tuple(used))
+
+
+# ---- mab-ceiling ----------------------------------------------------------------------------
+def contested_by_source(payload: dict) -> dict[str, int]:
+    """Contested keys per source: keys some question of the source needs in one version while
+    another question needs another. Read from per_source when the oracle wrote it there, else
+    counted from the contested_keys list and the question rows."""
+    per = payload.get("per_source") or {}
+    if per and all("contested_keys" in v for v in per.values()):
+        return {s: v["contested_keys"] for s, v in per.items()}
+    source_of = {r["qid"]: r["source"] for r in payload.get("rows", [])}
+    out = {s: 0 for s in per}
+    for key in payload.get("contested_keys", []):
+        touched = {source_of.get(q) for n in key["needed"] for q in n["questions"]}
+        for source in touched - {None}:
+            out[source] = out.get(source, 0) + 1
+    return out
+
+
+def ceiling_table(folders: list[Folder], notes: list[str]) -> Table | None:
+    groups, used = [], []
+    for folder in folders:
+        per = {s: v for s, v in (folder.data.get("per_source") or {}).items()
+               if MH_SOURCE.search(s)}
+        if not per:
+            notes.append(f"mab-ceiling: {folder.name} left out: no multi-hop source")
+            continue
+        contested = contested_by_source(folder.data)
+        groups.append(tuple((Cell(s), Cell(str(v["questions"])), Cell(str(v["with_gold_path"])),
+                             Cell(str(v["latest_wins"])), Cell(str(v["optimal"])),
+                             Cell(str(contested.get(s, 0))))
+                            for s, v in sorted(per.items(), key=lambda kv: source_order(kv[0]))))
+        used.append(folder.name)
+    if not used:
+        return None
+    foot = ("Questions a store keeping one version per key can answer: latest wins keeps the "
+            "latest, optimum the exact best choice.",
+            "contested keys: keys two questions need in different versions, counted for a "
+            "source when one of its questions needs one.")
+    return Table("mab-ceiling", "Ceiling of one-version-per-key stores, multi-hop",
+                 ("source", "questions", "gold path", "latest wins", "optimum",
+                  "contested keys"), "lrrrrr", tuple(groups), (), foot, tuple(used))
+
+
+# ---- mab-ref --------------------------------------------------------------------------------
+def _ref_cell(cells: dict | None, kind: str) -> Cell:
+    if cells is None:
+        return Cell(DASH)
+    value = cells.get(kind)
+    return Cell(NOT_TRANSCRIBED) if value is None else Cell(f"{value:.1f}")
+
+
+def _source_text(source: dict) -> str:
+    where = f"arXiv:{source['arxiv']}" if source.get("arxiv") else source["url"]
+    return f"{where}, {source['table']}" if source.get("table") else where
+
+
+def ref_table(path: str | Path | None = None) -> Table | None:
+    shown, entries = load_references(path)
+    if not entries:
+        return None
+    by_protocol: dict[str, list[tuple[Cell, ...]]] = {}
+    for e in entries:
+        row = [Cell(e["system"], mark="" if e["checked"] else UNCHECKED), Cell(e["reader"]),
+               Cell(e["protocol"])]
+        for size in SIZES:
+            row += [_ref_cell(e["sizes"].get(size), "sh"), _ref_cell(e["sizes"].get(size), "mh")]
+        row += [_ref_cell(e["pooled"], "sh"), _ref_cell(e["pooled"], "mh"),
+                Cell(_source_text(e["source"]))]
+        by_protocol.setdefault(e["protocol"], []).append(tuple(row))
+    foot = [f"{NOT_TRANSCRIBED}: not transcribed; — : not reported."]
+    if any(not e["checked"] for e in entries):
+        foot.append(f"{UNCHECKED} not checked against the source.")
+    headers = ("system", "reader/model", "protocol") + ("sh", "mh") * (len(SIZES) + 1) \
+        + ("source",)
+    header_groups = ((("", 3),) + tuple((SIZE_LABEL[s], 2) for s in SIZES)
+                     + (("mean", 2), ("", 1)))
+    return Table("mab-ref", "Published reference points, FactConsolidation EM (%), grouped by "
+                 "protocol", headers, "lll" + "r" * 2 * (len(SIZES) + 1) + "l",
+                 tuple(tuple(rows) for rows in by_protocol.values()), header_groups,
+                 tuple(foot), (shown,))
+
+
+# ---- building and writing -------------------------------------------------------------------
+def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool = False,
+          references: str | Path | None = None) -> tuple[list[Table], list[str]]:
+    """The tables named (in TABLES order) and notes on what was left out. A table without
+    input is skipped with a note, or, when asked for explicitly, an InputError."""
+    notes: list[str] = []
+    by_kind = {kind: [f for f in folders if f.kind == kind] for kind in (SCORE, NBEST, CEILING)}
+    builders = {"mab-fc": (lambda: fc_table(by_kind[SCORE], notes), "score run"),
+                "mab-nbest": (lambda: nbest_table(by_kind[NBEST], notes),
+                              "oracle nbest folder (nbest.json)"),
+                "mab-ceiling": (lambda: ceiling_table(by_kind[CEILING], notes),
+                                "oracle ceiling folder (ceiling.json)"),
+                "mab-ref": (lambda: ref_table(references), "references entry")}
+    unknown = [n for n in names if n not in builders]
+    if unknown:
+        raise InputError(f"unknown table {unknown[0]!r}", expected=", ".join(TABLES))
+    out = []
+    for name in TABLES:
+        if name not in names:
+            continue
+        build_one, needs = builders[name]
+        table = build_one()
+        if table is None:
+            message = f"{name}: no {needs} to build it from"
+            if explicit:
+                raise InputError(f"table {message}", expected=f"at least one {needs}")
+            notes.append(f"{message}; not written")
+            continue
+        out.append(table)
+    return out, notes
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def preview_document(tables: list[Table]) -> str:
+    """A LaTeX document that \\input{}s every table, each in a table float with its caption:
+    compile it to see the tables as a paper shows them."""
+    lines = [r"\documentclass{article}", r"\usepackage[T1]{fontenc}",
+             r"\usepackage[landscape,margin=1.5cm]{geometry}", r"\usepackage{booktabs}",
+             r"\begin{document}"]
+    for t in tables:
+        lines += [r"\begin{table}[ht]", r"\centering\small", r"\caption{" + tex(t.caption)
+                  + "}", r"\label{tab:" + t.table_id + "}", r"\input{" + t.table_id + ".tex}",
+                  r"\end{table}"]
+    lines += [r"\end{document}"]
+    return "\n".join(lines) + "\n"
+
+
+def write(tables: list[Table], out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """Write `<id>.md` and/or `<id>.tex` per table (and preview.tex with LaTeX) into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for table in tables:
+        for fmt in formats:
+            suffix, render = FORMATS[fmt]
+            path = out / f"{table.table_id}{suffix}"
+            _write_atomic(path, render(table))
+            written.append(path)
+    if "latex" in formats and tables:
+        path = out / PREVIEW_FILE
+        _write_atomic(path, preview_document(tables))
+        written.append(path)
+    return written
+
+
+def make_tables(refs: tuple[str, ...] = (), *, results: str | Path | None = None,
+                out: str | Path | None = None, formats: tuple[str, ...] = ("md", "latex"),
+                names: tuple[str, ...] = (), references: str | Path | None = None,
+                plot: bool = False) -> Report:
+    """`factres tables`: gather the folders, build the tables (all, or `names`, which must
+    then each have input), write them, and with `plot` the figures."""
+    folders = gather(refs, results)
+    tables, notes = build(folders, names or TABLES, explicit=bool(names), references=references)
+    target = Path(out) if out is not None else results_root(results) / DEFAULT_OUT
+    report = Report(write(tables, target, formats), notes)
+    if plot:
+        from resolver.report.figures import write_figures
+        written, plot_notes = write_figures(folders, target)
+        report.written += written
+        report.notes += plot_notes
+    return report

@@ -1,0 +1,61 @@
+"""What identifies the code and the environment behind a run: the sha256 of the source files that
+decide predictions, the package versions, and the git commit and dirtiness of the checkout.
+
+runs.py records these in meta.json and in the run id's hash; protocol.py freezes and compares
+them. Neither imports the other for it (this module sits below both)."""
+from __future__ import annotations
+
+import hashlib
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+# The resolver package's root folder: the source files below are named relative to it.
+PACKAGE = Path(__file__).resolve().parent.parent
+# Sources whose code makes the live plans (hashed into meta.json for live plan sets).
+LIVE_COMPILER_FILES = ("plan/compile_rules.py", "plan/compile_lexicon.py", "plan/lexicon.py",
+                       "plan/question.py", "search/path_search.py", "plan/signatures.py",
+                       "text/relations.py")
+# Sources whose code turns plans into predictions (hashed into the run id's config hash).
+RESOLVER_FILES = ("search/resolve.py", "search/path_search.py", "search/candidates.py",
+                  "plan/question.py", "plan/lexicon.py", "store/fact_store.py", "text/facts.py",
+                  "store/provenance.py", "text/relations.py")
+LEXICON_FILES = ("plan/lexicon.py", "plan/compile_lexicon.py", "plan/signatures.py")
+VERSIONED = ("factres", "lark", "orjson", "numpy", "click", "ollama")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def source_hashes(names: tuple[str, ...]) -> dict[str, str]:
+    """resolver/<name> -> sha256 for the files of `names` that exist."""
+    return {f"resolver/{n}": sha256((PACKAGE / n).read_bytes())
+            for n in names if (PACKAGE / n).is_file()}
+
+
+def package_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in VERSIONED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def git_state() -> dict:
+    """Commit and dirtiness of the checkout the package runs from (None outside git).
+    Dirty means tracked files differ from the commit; untracked files (new runs under
+    results/, say) do not count."""
+    repo = PACKAGE.parent
+    try:
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
+                                capture_output=True, text=True).stdout.strip()
+        status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain",
+                                 "--untracked-files=no"], check=True, capture_output=True,
+                                text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "dirty": None}
+    return {"commit": commit, "dirty": bool(status.strip())}

@@ -1,0 +1,215 @@
+"""The dev/test protocol: dev is 6K, test is 32K, 64K and 262K, and a test run names a frozen
+configuration.
+
+`freeze` records what decides a run's answers: each plan set (an archived set by the sha256 of
+its plans.jsonl and manifest.json; a live set, whose plans the current code computes, by the
+sha256 of its compiler sources), the search weights (`search.weights()`, by name), the grammar's
+sha256, the sha256 of the resolver and lexicon sources, the mode and the lanes. The file carries
+the sha256 of its own content and is never overwritten.
+
+`admit` is the gate `runs.execute` passes first. A test run needs a frozen configuration that
+matches the current code, plans and weights, and a clean git tree; otherwise it is refused,
+naming every mismatch, unless `allow_dirty` is set, in which case it runs and its meta.json
+records `protocol` with `frozen: false` or `allow_dirty: true`, and every table row built from it
+is marked. A dev run is never refused for a dirty tree or a missing configuration; if it names
+one, it is checked the same way."""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from resolver import __version__
+from resolver.errors import ArchiveError, InputError, ProtocolError
+from resolver.run import identity
+from resolver.run.config import RunConfig
+from resolver.run.identity import (
+    LEXICON_FILES,
+    LIVE_COMPILER_FILES,
+    RESOLVER_FILES,
+    source_hashes,
+)
+from resolver.run.result_schema import dumps
+from resolver.search.path_search import weights
+from resolver.text.grammar import grammar_sha256
+
+FROZEN_SCHEMA = "factres.frozen/1"
+LIVE_PREFIX = "live:"
+# The official sizes of each split; sources of other names (hand-written sets) are in neither.
+DEV_SIZES = ("6k",)
+TEST_SIZES = ("32k", "64k", "262k")
+_OFFICIAL = re.compile(r"factconsolidation_(?:sh|mh)_(\d+k)$")
+
+
+def off_split_sources(split: str, sources) -> list[str]:
+    """The official FactConsolidation sources of the data whose size belongs to the other
+    split (6K scored blind, or a test size scored as dev). Recorded in meta.json and warned
+    about, not refused: the gate is the frozen configuration and the clean tree."""
+    other = TEST_SIZES if split == "dev" else DEV_SIZES
+    out = []
+    for source in sorted(set(sources)):
+        m = _OFFICIAL.match(source)
+        if m and m.group(1) in other:
+            out.append(source)
+    return out
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def plan_set_state(spec: str) -> dict[str, Any]:
+    """What pins a plan set: compiler sources for a live set, file checksums for an archive."""
+    if spec.startswith(LIVE_PREFIX):
+        from resolver.plan.planning import LIVE_SETS
+        if spec[len(LIVE_PREFIX):] not in LIVE_SETS:
+            raise InputError(f"unknown live plan set {spec!r}",
+                             expected=", ".join(LIVE_PREFIX + n for n in LIVE_SETS))
+        return {"spec": spec, "source": "live",
+                "compiler_sha256": source_hashes(LIVE_COMPILER_FILES)}
+    from resolver.plan.archive import (
+        MANIFEST_FILE,
+        PLANS_FILE,
+        set_dir,
+        verify_plan_set,
+    )
+    problems = verify_plan_set(spec)
+    if problems:
+        raise ArchiveError(f"plan set {spec!r} failed verification: {problems[0]}")
+    folder = set_dir(spec)
+    return {"spec": spec, "source": "archive",
+            "files_sha256": {name: _sha256((folder / name).read_bytes())
+                             for name in (PLANS_FILE, MANIFEST_FILE)}}
+
+
+def current_state(plans: tuple[str, ...], mode: str, reader: str | None = None,
+                  repair: str | None = None) -> dict[str, Any]:
+    """The frozen-configuration body the current checkout gives for these choices."""
+    return {"schema": FROZEN_SCHEMA, "factres": __version__, "mode": mode,
+            "reader": reader, "repair": repair,
+            "plan_sets": [plan_set_state(spec) for spec in plans],
+            "search_weights": weights(), "grammar_sha256": grammar_sha256(),
+            "code_sha256": source_hashes(RESOLVER_FILES),
+            "lexicon_sha256": source_hashes(LEXICON_FILES)}
+
+
+def _body_sha256(body: dict) -> str:
+    return _sha256(dumps({k: v for k, v in body.items() if k != "sha256"}))
+
+
+def freeze(plans: tuple[str, ...], mode: str = "search", reader: str | None = None,
+           repair: str | None = None) -> dict[str, Any]:
+    """A frozen configuration of the current checkout, with the sha256 of its content."""
+    body = current_state(plans or RunConfig().plan_specs(), mode, reader, repair)
+    body["sha256"] = _body_sha256(body)
+    return body
+
+
+def write_frozen(path: str | Path, frozen: dict) -> Path:
+    """Write a frozen configuration; an existing file is never overwritten."""
+    path = Path(path)
+    if path.parent and not path.parent.is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        raise ProtocolError(f"{path} exists: a frozen configuration is never overwritten; "
+                            "freeze into a new file") from None
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(dumps(frozen))
+    return path
+
+
+def load_frozen(path: str | Path) -> dict[str, Any]:
+    """A frozen configuration, checked against its own sha256."""
+    path = Path(path)
+    try:
+        frozen = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise InputError("no such frozen configuration", path=str(path)) from None
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc}", path=str(path)) from None
+    if not isinstance(frozen, dict) or frozen.get("schema") != FROZEN_SCHEMA:
+        raise InputError("not a frozen configuration", path=str(path),
+                         expected=f'"schema": "{FROZEN_SCHEMA}" (write one with factres freeze)')
+    if frozen.get("sha256") != _body_sha256(frozen):
+        raise ProtocolError(f"{path}: content does not match its sha256: the frozen "
+                            "configuration was edited after freezing")
+    return frozen
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, str) and len(value) == 64:
+        return value[:12] + "..."
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def mismatches(frozen: dict, now: dict) -> list[str]:
+    """Every difference between a frozen configuration and the current state, one line each."""
+    out = []
+    for key, label in (("factres", "factres version"), ("mode", "mode"), ("reader", "reader"),
+                       ("repair", "repair"), ("grammar_sha256", "grammar sha256")):
+        if frozen.get(key) != now.get(key):
+            out.append(f"{label}: frozen {_short(frozen.get(key))}, now {_short(now.get(key))}")
+    for key, label in (("search_weights", "search weight"), ("code_sha256", "sha256 of"),
+                       ("lexicon_sha256", "sha256 of")):
+        a, b = frozen.get(key) or {}, now.get(key) or {}
+        for name in sorted(set(a) | set(b)):
+            if a.get(name) != b.get(name):
+                out.append(f"{label} {name}: frozen {_short(a.get(name))}, "
+                           f"now {_short(b.get(name))}")
+    old_sets, new_sets = frozen.get("plan_sets") or [], now.get("plan_sets") or []
+    if [s.get("spec") for s in old_sets] != [s.get("spec") for s in new_sets]:
+        out.append(f"plan sets: frozen {_short([s.get('spec') for s in old_sets])}, "
+                   f"now {_short([s.get('spec') for s in new_sets])}")
+    else:
+        for a, b in zip(old_sets, new_sets):
+            for field in ("compiler_sha256", "files_sha256"):
+                fa, fb = a.get(field) or {}, b.get(field) or {}
+                for name in sorted(set(fa) | set(fb)):
+                    if fa.get(name) != fb.get(name):
+                        out.append(f"plan set {a['spec']} {name}: frozen "
+                                   f"{_short(fa.get(name))}, now {_short(fb.get(name))}")
+    return out
+
+
+def admit(config):
+    """(config to run, protocol record for meta.json), or ProtocolError saying why not.
+    A frozen configuration supplies the plan sets and mode when the config leaves them out."""
+    test = config.split == "test"
+    git = identity.git_state()
+    record: dict[str, Any] = {"split": config.split, "frozen": False, "frozen_config": None,
+                              "frozen_sha256": None, "mismatches": [],
+                              "allow_dirty": bool(config.allow_dirty),
+                              "dirty": git["dirty"], "commit": git["commit"]}
+    if config.frozen is None:
+        if test and not config.allow_dirty:
+            raise ProtocolError("a test run needs a frozen configuration: pass --config FILE "
+                                "(write one with factres freeze), or --allow-dirty to run "
+                                "unfrozen, marked so in meta.json and in every table row")
+        return replace(config, mode=config.mode or "search"), record
+    frozen = load_frozen(config.frozen)
+    specs = tuple(s["spec"] for s in frozen.get("plan_sets", []))
+    if config.plans and tuple(config.plans) != specs:
+        raise ProtocolError(f"--plans {' '.join(config.plans)} differs from the plan sets of "
+                            f"{config.frozen}: {' '.join(specs)} (omit --plans to use them)")
+    config = replace(config, plans=specs, mode=config.mode or frozen.get("mode") or "search")
+    found = mismatches(frozen, current_state(specs, config.mode, config.reader, config.repair))
+    record.update({"frozen_config": str(config.frozen), "frozen_sha256": frozen["sha256"],
+                   "mismatches": found, "frozen": not found})
+    if found and not config.allow_dirty:
+        raise ProtocolError(f"this checkout differs from the frozen configuration "
+                            f"{config.frozen}:\n" + "\n".join(f"  - {m}" for m in found)
+                            + "\nfreeze a new configuration (a new file) for a new test run, "
+                              "or pass --allow-dirty to run marked as unfrozen")
+    if test and not config.allow_dirty and git["dirty"] is not False:
+        reason = ("the working tree has uncommitted changes to tracked files"
+                  if git["dirty"] else "cannot tell whether the tree is clean (no git checkout)")
+        raise ProtocolError(f"a test run needs a clean tree: {reason}; commit first, or pass "
+                            "--allow-dirty to run marked as dirty")
+    return config, record

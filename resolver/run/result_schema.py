@@ -1,0 +1,147 @@
+"""The shapes of a run folder, `results/<run-id>/`, written down in one place.
+
+    meta.json          MetaJson: configuration, inputs' sha256, versions, git state
+    predictions.jsonl  one PredictionRow per question, in dataset order (byte-deterministic)
+    traces.jsonl       one TraceRow per question: resolve.Prediction.to_json() plus lanes
+    metrics.json       MetricsJson: one MetricsRow per source, then the pooled rows
+    table.md/.tex      the metrics rows rendered by resolver.run.tables
+
+Every JSON file is written with orjson and sorted keys; JSONL files hold one object per line.
+Nothing time-dependent goes into predictions.jsonl, traces.jsonl or metrics.json: only
+meta.json carries a creation time. A folder named `<run-id>` is complete (it is renamed into
+place after metrics.json is written); `.tmp-*` folders are unfinished runs.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable, TypedDict
+
+import orjson
+
+RESULTS_ENV = "FACTRES_RESULTS"
+META_FILE = "meta.json"
+PREDICTIONS_FILE = "predictions.jsonl"
+TRACES_FILE = "traces.jsonl"
+METRICS_FILE = "metrics.json"
+TABLE_MD_FILE = "table.md"
+TABLE_TEX_FILE = "table.tex"
+
+META_SCHEMA = "factres.run/1"
+METRICS_SCHEMA = "factres.metrics/1"
+
+
+class PlanSetRecord(TypedDict):
+    set_id: str                    # "live:rules", "live:lexicon", an archive id, "repair:<model>"
+    source: str                    # "live" (compiled in this run), "archive" or "repair"
+    planner: str | None            # the manifest's planner ("rules", "lexicon", "ollama", ...)
+    model: str | None              # model name for model planners, else None
+    level: str | None              # "relation" or "family"
+    manifest_sha256: str | None    # sha256 of the archive's manifest.json (archive sets only)
+    compiler_sha256: dict[str, str] | None  # live sets: path -> sha256 of compiler sources
+    plans_sha256: str              # sha256 of the set's plans for this run's questions
+    questions_with_plans: int      # questions of this run the set has at least one plan for
+
+
+class MetaJson(TypedDict):
+    schema: str                    # META_SCHEMA
+    run_id: str
+    created_utc: str               # ISO 8601; metadata only, never hashed
+    config_sha256: str             # sha256 of `config_identity`; default run ids carry its
+                                   # first 8 hex digits
+    config_identity: dict[str, Any]  # what decides the results: data sha256, plan sets' plans
+                                   # sha256, split, lanes, grammar and resolver code sha256
+    config: dict[str, Any]         # data, plans, split, reader, repair, host, timeout, bootstrap
+    data: list[str]                # haystack files, as given (oracle/ re-reads them from here)
+    data_sha256: dict[str, str]    # path -> sha256 of the file's bytes
+    split: str                     # "dev" (gold read and scored) or "test" (gold never read)
+    grammar_sha256: str            # grammars/facts.lark
+    lexicon_sha256: dict[str, str] # path -> sha256 of the lexicon sources (plan/lexicon.py, ...)
+    plan_sets: list[PlanSetRecord] # every plan set used, in the order the resolver tried them
+    reader: str                    # "none" or the reader's name ("ollama:MODEL")
+    repair: str                    # "none" or the repairer's name
+    lanes: dict[str, dict | None]  # reader/repair self-descriptions (prompt sha256, host, ...)
+    counts: dict[str, int]         # questions, answered, repaired, reader_failures
+    versions: dict[str, str | None]  # python, factres and dependency versions
+    git: dict[str, Any]            # {"commit": sha or None, "dirty": bool or None}
+    protocol: "ProtocolRecord"     # how the run passed the dev/test gate (resolver.run.protocol)
+
+
+class ProtocolRecord(TypedDict):
+    split: str                     # "dev" or "test"
+    frozen: bool                   # a frozen configuration was named and matched exactly
+    frozen_config: str | None      # its path, as given
+    frozen_sha256: str | None      # its own sha256 (the "sha256" field of the file)
+    mismatches: list[str]          # differences from it (only with allow_dirty)
+    allow_dirty: bool              # --allow-dirty: tables mark every row built from this run
+    dirty: bool | None             # tracked files differed from the commit (None: no git)
+    commit: str | None             # the commit checked out
+    off_split_sources: list[str]   # official sources whose size is the other split's (dev is
+                                   # 6K; test is 32K, 64K, 262K): noted, not refused
+
+
+class PredictionRow(TypedDict):
+    qid: str
+    source: str                    # e.g. "factconsolidation_sh_6k"
+    question: str
+    prediction: str                # the scored answer ("" = unanswered; the reader's if on)
+    resolver_answer: str           # the resolver's own string (equals prediction without reader)
+    gold: list[str] | None         # accepted answers; None on the test split
+    em: int | None                 # substring exact match, 0/1; None on the test split
+    plan: dict | None              # the winner's Plan.to_json(), None when unanswered
+    plan_set: str | None           # the winner's plan set
+    reader: str                    # "none" or the reader's name
+    reason: str                    # why unanswered, else ""
+
+
+class TraceRow(TypedDict, total=False):
+    # ... every key of resolve.Prediction.to_json() (winner, candidates, plans_tried, ...), and:
+    reader: dict | None            # {"name", "answer", "error", "facts"} when the reader ran
+    repair: dict | None            # {"name", "plans", "before", "after", "error"} when repaired
+
+
+class MetricsRow(TypedDict):
+    label: str                     # the source, or "pooled sh" / "pooled mh" / "pooled all"
+    source: str
+    kind: str                      # "sh", "mh", "all" or "unknown"
+    size: str                      # "6k", ...; "mean" for pooled rows
+    sizes: list[str]               # the sizes the row covers
+    pooled: bool
+    reader: str                    # "none" for the resolver's own string
+    n: int                         # questions (unanswered ones included)
+    em: float | None               # mean EM in [0, 1] (pooled: mean over sizes); None unscored
+    ci: list[float] | None         # 95% bootstrap interval [low, high] of `em`
+    answered: float | None         # share of questions with a non-empty prediction
+    stale_rate: float | None       # stale / stale_eligible (pooled: mean over sizes)
+    stale: int | None              # single-hop questions answered with an earlier value
+    stale_eligible: int | None     # single-hop questions whose gold is the final value of a
+                                   # key with more than one version
+
+
+class MetricsJson(TypedDict):
+    schema: str                    # METRICS_SCHEMA
+    run_id: str
+    split: str
+    scored: bool                   # False on the test split: em, ci, stale are None
+    reader: str
+    bootstrap: dict[str, Any]      # {"resamples", "seed", "level"}
+    rows: list[MetricsRow]
+
+
+def dumps(obj: Any) -> bytes:
+    """A JSON file's bytes: sorted keys, two-space indent, final newline."""
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+def dumps_lines(rows: Iterable[Any]) -> bytes:
+    """A JSONL file's bytes: one sorted-key object per line."""
+    return b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rows)
+
+
+def loads_lines(data: bytes) -> list[Any]:
+    return [orjson.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def results_root(override: str | Path | None = None) -> Path:
+    """Where run folders go: the argument, else $FACTRES_RESULTS, else ./results."""
+    return Path(override or os.environ.get(RESULTS_ENV) or "results")

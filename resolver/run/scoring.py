@@ -1,0 +1,252 @@
+"""Scoring, exactly as MemoryAgentBench does it, plus the stale rate and bootstrap intervals.
+
+This is the only resolver module that reads gold (`haystack.Gold`). Planning and search never
+import it (tests/test_gold_isolation.py checks the import graph).
+
+MemoryAgentBench scores FactConsolidation with `substring_exact_match`: the SQuAD normalisation
+(lowercase; delete every `string.punctuation` character; the whole words a/an/the become a space;
+collapse whitespace), then 1 when some normalised gold answer is a substring of the normalised
+prediction. Being a *substring* test, it has two quirks we reproduce rather than fix:
+"Asian" scores 1 against gold "Asia", and a gold that normalises to "" (say "The") is a
+substring of everything, so it scores 1 against any prediction.
+
+Pooled figures are the mean over sizes (as the benchmark's papers report them), not the mean
+over questions: 6K and 262K weigh the same whatever their question counts.
+"""
+from __future__ import annotations
+
+import re
+import string
+import zlib
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from resolver.haystack import Dataset, Gold, Question
+from resolver.search.resolve import Prediction
+
+_PUNCTUATION = frozenset(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 20240601          # fixed: the same run gives the same intervals
+BOOTSTRAP_LEVEL = 0.95
+KIND_ORDER = ("sh", "mh")          # pooled rows, in this order, then "all"
+
+
+# ---- MemoryAgentBench's metric ------------------------------------------------------------
+def normalize_answer(text: str) -> str:
+    """MemoryAgentBench's (SQuAD's) normalisation, steps in its order: lower, remove punctuation
+    (deleted, not replaced: "D.C." -> "dc"), articles -> " ", whitespace collapsed. Non-ASCII
+    letters are kept as they are ("Zürich" -> "zürich")."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def substring_exact_match(prediction: str, gold_answers: Iterable[str]) -> int:
+    """1 if some normalised gold answer is a substring of the normalised prediction, else 0.
+
+    As in MemoryAgentBench, a gold that normalises to "" matches every prediction (score 1)."""
+    pred = normalize_answer(prediction)
+    return int(any(normalize_answer(g) in pred for g in gold_answers))
+
+
+def score_answer(prediction: str, gold_answers: Sequence[str]) -> int:
+    """EM of one run row: `substring_exact_match`, except that an unanswered question ("")
+    scores 0 whatever its gold (the issue's rule; MemoryAgentBench never sees an empty answer
+    from a model that always answers, so this only matters for an empty-normalising gold)."""
+    if prediction == "":
+        return 0
+    return substring_exact_match(prediction, gold_answers)
+
+
+# ---- stale rate -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Staleness:
+    """Stale-rate bookkeeping of one single-hop question."""
+    key: tuple[str, str] | None     # (subject, relation) the question asks about, if found
+    eligible: bool                  # gold is the final value of a key with > 1 version
+    stale: bool                     # eligible, wrong, and the prediction is an earlier value
+
+
+def _question_keys(prediction: Prediction, question: Question, store) -> list[tuple[str, str]]:
+    """Keys a single-hop question may ask about, in the order they are tried: the winner's
+    one hop, then every one-relation plan of the rule compiler (which works from the question
+    text alone, so unanswered questions get a key too)."""
+    from resolver.plan.compile_rules import compile_question
+    keys = []
+    winner = prediction.winner
+    if winner is not None and len(winner.hops) == 1:
+        hop = winner.hops[0]
+        if not hop.reverse:
+            keys.append((hop.subject, hop.relation))
+    for plan in compile_question(question.text, store).plans:
+        if len(plan.chain) == 1 and not plan.chain[0].startswith("family:"):
+            keys.append((plan.entity, plan.chain[0]))
+    return keys
+
+
+def staleness(prediction: Prediction, question: Question, store, gold_answers: Sequence[str],
+              em: int) -> Staleness:
+    """Is this single-hop prediction stale?
+
+    The question's key is the first of `_question_keys` whose *final* value matches the gold
+    (`substring_exact_match(final object, gold)`); no such key -> not eligible. The question
+    is eligible when that key has more than one version, and stale when it is eligible, scored
+    0, and its prediction matches (same substring rule) the object of an earlier version of the
+    key. Multi-hop questions are never eligible."""
+    if question.kind != "sh" or not gold_answers:
+        return Staleness(None, False, False)
+    for subject, relation in _question_keys(prediction, question, store):
+        versions = store.versions(subject, relation)
+        if not versions or not substring_exact_match(versions[-1].object, gold_answers):
+            continue
+        if len(versions) < 2:
+            return Staleness((subject, relation), False, False)
+        earlier = [v.object for v in versions[:-1]]
+        stale = (em == 0 and prediction.answer != ""
+                 and any(substring_exact_match(prediction.answer, (e,)) for e in earlier))
+        return Staleness((subject, relation), True, stale)
+    return Staleness(None, False, False)
+
+
+# ---- bootstrap ------------------------------------------------------------------------------
+def bootstrap_means(values: Sequence[float], name: str, resamples: int = BOOTSTRAP_RESAMPLES,
+                    seed: int = BOOTSTRAP_SEED) -> np.ndarray:
+    """Means of `resamples` resamples (with replacement, over questions) of `values`.
+
+    Each cell draws from its own stream, seeded by the fixed seed and the cell's name, so
+    cells do not share resampling patterns and a cell's interval does not depend on which
+    other cells the run has."""
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode("utf-8"))])
+    index = rng.integers(0, len(data), size=(resamples, len(data)))
+    return data[index].mean(axis=1)
+
+
+def interval(means: np.ndarray, level: float = BOOTSTRAP_LEVEL) -> tuple[float, float]:
+    """Percentile interval of bootstrap means."""
+    tail = (1.0 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+# ---- cells and pooled rows -------------------------------------------------------------------
+@dataclass
+class Cell:
+    """The scored questions of one source (e.g. factconsolidation_sh_6k)."""
+    source: str
+    kind: str
+    size: str
+    em: list[int]                 # one per question; empty when unscored
+    answered: list[int]
+    stale: int = 0
+    stale_eligible: int = 0
+
+    @property
+    def n(self) -> int:
+        return len(self.answered)
+
+
+def size_order(size: str) -> tuple[int, str]:
+    digits = size[:-1] if size.endswith("k") else ""
+    return (int(digits) if digits.isdigit() else 10**9, size)
+
+
+def _kind_order(kind: str) -> int:
+    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+
+
+def build_cells(dataset: Dataset, predictions: list[Prediction], gold: Gold | None
+                ) -> tuple[list[Cell], list[int | None], list[Staleness | None]]:
+    """Score every prediction (EM and staleness) and group them by source.
+
+    Returns the cells (ordered sh then mh, sizes ascending), and per prediction its EM and
+    staleness (None when unscored, i.e. `gold` is None)."""
+    by_qid = {q.qid: q for q in dataset.questions}
+    cells: dict[str, Cell] = {}
+    ems: list[int | None] = []
+    stales: list[Staleness | None] = []
+    for pred in predictions:
+        question = by_qid[pred.qid]
+        cell = cells.get(question.source)
+        if cell is None:
+            cell = cells[question.source] = Cell(question.source, question.kind, question.size,
+                                                 [], [])
+        cell.answered.append(int(pred.answer != ""))
+        if gold is None:
+            ems.append(None)
+            stales.append(None)
+            continue
+        answers = gold[pred.qid]
+        em = score_answer(pred.answer, answers)
+        stale = staleness(pred, question, dataset.haystack_of(question).store, answers, em)
+        cell.em.append(em)
+        cell.stale += int(stale.stale)
+        cell.stale_eligible += int(stale.eligible)
+        ems.append(em)
+        stales.append(stale)
+    ordered = sorted(cells.values(), key=lambda c: (_kind_order(c.kind), size_order(c.size),
+                                                    c.source))
+    return ordered, ems, stales
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def cell_row(cell: Cell, reader: str, scored: bool) -> dict:
+    """A metrics row (result_schema.MetricsRow) of one source."""
+    em = ci = None
+    if scored and cell.n:
+        means = bootstrap_means(cell.em, cell.source)
+        em, ci = float(np.mean(cell.em)), interval(means)
+    rate = (cell.stale / cell.stale_eligible) if scored and cell.stale_eligible else None
+    return {"label": cell.source, "source": cell.source, "kind": cell.kind, "size": cell.size,
+            "sizes": [cell.size], "pooled": False, "reader": reader, "n": cell.n,
+            "em": _round(em), "ci": [_round(ci[0]), _round(ci[1])] if ci else None,
+            "answered": _round(sum(cell.answered) / cell.n if cell.n else None),
+            "stale_rate": _round(rate),
+            "stale": cell.stale if scored and cell.kind == "sh" else None,
+            "stale_eligible": cell.stale_eligible if scored and cell.kind == "sh" else None}
+
+
+def pooled_rows(cells: list[Cell], reader: str, scored: bool) -> list[dict]:
+    """Pooled rows: sh, mh (each the mean over sizes) and all (the mean over every sh and mh
+    cell). The pooled interval comes from averaging the cells' bootstrap means resample by
+    resample, so it is an interval of the mean over sizes, not of a pool of questions."""
+    groups = [(k, [c for c in cells if c.kind == k]) for k in KIND_ORDER]
+    groups = [(k, g) for k, g in groups if g]
+    if groups:
+        groups.append(("all", [c for _, g in groups for c in g]))
+    rows = []
+    for kind, group in groups:
+        n = sum(c.n for c in group)
+        em = ci = rate = None
+        if scored and all(c.n for c in group):
+            means = np.mean([bootstrap_means(c.em, c.source) for c in group], axis=0)
+            em = float(np.mean([np.mean(c.em) for c in group]))
+            ci = interval(means)
+        if scored and kind != "mh":
+            rates = [c.stale / c.stale_eligible for c in group if c.kind == "sh"
+                     and c.stale_eligible]
+            rate = float(np.mean(rates)) if rates else None
+        answered = float(np.mean([sum(c.answered) / c.n for c in group if c.n]))
+        sh = [c for c in group if c.kind == "sh"]
+        counted = scored and kind != "mh"
+        rows.append({"label": f"pooled {kind}", "source": f"pooled {kind}", "kind": kind,
+                     "size": "mean", "sizes": sorted({c.size for c in group}, key=size_order),
+                     "pooled": True, "reader": reader, "n": n, "em": _round(em),
+                     "ci": [_round(ci[0]), _round(ci[1])] if ci else None,
+                     "answered": _round(answered), "stale_rate": _round(rate),
+                     "stale": sum(c.stale for c in sh) if counted else None,
+                     "stale_eligible": sum(c.stale_eligible for c in sh) if counted else None})
+    return rows
+
+
+def metrics_rows(cells: list[Cell], reader: str, scored: bool) -> list[dict]:
+    """Every row of metrics.json: one per source, then the pooled rows."""
+    return [cell_row(c, reader, scored) for c in cells] + pooled_rows(cells, reader, scored)

@@ -1,0 +1,232 @@
+"""Tables: one row model (`Table` of `Cell`s), two renderings (Markdown, LaTeX booktabs).
+
+Every table factres prints or writes goes through `markdown_table` and `latex_table`, so the two
+renderings of a table cannot disagree: a run's score table (`metrics_table`, from
+result_schema.MetricsRow) and the paper tables of `paper_tables` alike.
+
+LaTeX output is a bare `tabular` (no float, no caption), ready for `\\input{}` inside the
+reader's own `table` environment; it needs `\\usepackage{booktabs}`. Footnotes are final
+`\\multicolumn` rows below `\\bottomrule` (so they travel with the tabular), set in zero-width
+boxes so a long note never widens a column; the caption and the folders a table was built from
+are `%` comments at its top (HTML comments in Markdown).
+Percentages have one decimal; an unscored run shows "unscored", a missing figure an em dash."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from resolver.run.result_schema import MetricsRow
+
+DASH = "—"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: a figure or label, an optional detail (an interval) that Markdown puts
+    after it and LaTeX below it in small type, and an optional footnote mark."""
+    text: str
+    detail: str = ""
+    mark: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table as data. `groups` are runs of rows: LaTeX draws a \\midrule between them.
+    `header_groups` optionally span headers over columns ((label, columns), summing to the
+    column count): LaTeX draws them as a first header row with \\cmidrule; Markdown, which
+    has one header row, prefixes each column's header with its group's label."""
+    table_id: str
+    caption: str
+    headers: tuple[str, ...]
+    align: str                                        # "l", "r" or "c" per column
+    groups: tuple[tuple[tuple[Cell, ...], ...], ...]
+    header_groups: tuple[tuple[str, int], ...] = ()
+    notes: tuple[str, ...] = ()                       # footnotes, in order
+    sources: tuple[str, ...] = ()                     # what the table was built from
+    comment: bool = field(default=True)               # write the caption/sources comment
+
+    def __post_init__(self) -> None:
+        width = len(self.headers)
+        if len(self.align) != width:
+            raise ValueError(f"table {self.table_id}: {len(self.align)} alignments for "
+                             f"{width} columns")
+        if self.header_groups and sum(n for _, n in self.header_groups) != width:
+            raise ValueError(f"table {self.table_id}: header groups span "
+                             f"{sum(n for _, n in self.header_groups)} of {width} columns")
+        for group in self.groups:
+            for row in group:
+                if len(row) != width:
+                    raise ValueError(f"table {self.table_id}: a row has {len(row)} cells "
+                                     f"for {width} columns")
+
+    @property
+    def rows(self) -> list[tuple[Cell, ...]]:
+        return [row for group in self.groups for row in group]
+
+
+# ---- Markdown -------------------------------------------------------------------------------
+_MD_ALIGN = {"l": "---", "r": "--:", "c": ":-:"}
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_cell(cell: Cell) -> str:
+    text = cell.text + cell.mark
+    return _md(f"{text} {cell.detail}" if cell.detail else text)
+
+
+def _md_headers(table: Table) -> list[str]:
+    if not table.header_groups:
+        return list(table.headers)
+    out, i = [], 0
+    for label, span in table.header_groups:
+        for header in table.headers[i:i + span]:
+            out.append(f"{label} {header}" if label else header)
+        i += span
+    return out
+
+
+def _comments(table: Table) -> list[str]:
+    """The comment lines both renderings open with: table id and caption, source folders."""
+    if not (table.comment and (table.caption or table.sources)):
+        return []
+    out = [f"{table.table_id}: {table.caption}" if table.caption else table.table_id]
+    if table.sources:
+        out.append(f"built by factres tables from: {', '.join(table.sources)}")
+    return out
+
+
+def markdown_table(table: Table) -> str:
+    """A GitHub Markdown table; notes follow it, one paragraph each."""
+    lines = [f"<!-- {text} -->" for text in _comments(table)]
+    lines.append("| " + " | ".join(_md(h) for h in _md_headers(table)) + " |")
+    lines.append("|" + "|".join(_MD_ALIGN[a] for a in table.align) + "|")
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in table.rows]
+    for note in table.notes:
+        lines += ["", _md(note)]
+    return "\n".join(lines) + "\n"
+
+
+# ---- LaTeX ----------------------------------------------------------------------------------
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}", DASH: "---", "–": "--",
+                  "†": r"\textsuperscript{\dag}", "‡": r"\textsuperscript{\ddag}",
+                  "§": r"\textsuperscript{\S}"}
+_MARKS = {"†": r"\dag", "‡": r"\ddag", "§": r"\S"}
+
+
+def tex(text: str) -> str:
+    """`text` with LaTeX's special characters escaped (text mode)."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def _tex_cell(cell: Cell, align: str) -> str:
+    text = tex(cell.text)
+    if cell.mark:
+        text += r"\textsuperscript{" + "".join(_MARKS.get(m, tex(m)) for m in cell.mark) + "}"
+    if cell.detail:
+        # A nested tabular stacks the interval under the figure: narrower columns at paper
+        # width, and no package beyond booktabs.
+        text = (r"\begin{tabular}[t]{@{}" + align + r"@{}}" + text + r"\\{\scriptsize "
+                + tex(cell.detail) + r"}\end{tabular}")
+    return text
+
+
+def _tex_note(note: str) -> str:
+    """A footnote; a leading mark ("* ...", "† ...") is set as a superscript, as in the cells."""
+    mark, _, rest = note.partition(" ")
+    if mark and rest and all(m in _MARKS or m == "*" for m in mark):
+        return r"\textsuperscript{" + "".join(_MARKS.get(m, m) for m in mark) + "} " + tex(rest)
+    return tex(note)
+
+
+def latex_table(table: Table) -> str:
+    """A booktabs `tabular` for `\\input{}`: \\midrule between row groups, notes as final
+    \\multicolumn rows in \\footnotesize."""
+    width = len(table.headers)
+    out = [f"% {text}" for text in _comments(table)]
+    if out:
+        out.append(r"% needs \usepackage{booktabs}")
+    out += [r"\begin{tabular}{" + table.align + "}", r"\toprule"]
+    if table.header_groups:
+        cells, rules, start = [], [], 1
+        for label, span in table.header_groups:
+            if not label:
+                cells += [""] * span
+            else:
+                cells.append(r"\multicolumn{" + str(span) + "}{c}{" + tex(label) + "}")
+                rules.append(r"\cmidrule(lr){" + f"{start}-{start + span - 1}" + "}")
+            start += span
+        out.append(" & ".join(cells) + r" \\")
+        out.append(" ".join(rules))
+    out.append(" & ".join(tex(h) for h in table.headers) + r" \\")
+    out.append(r"\midrule")
+    started = False
+    for group in table.groups:
+        if started and group:
+            out.append(r"\midrule")
+        started = started or bool(group)
+        for row in group:
+            out.append(" & ".join(_tex_cell(c, a) for c, a in zip(row, table.align)) + r" \\")
+    out.append(r"\bottomrule")
+    for note in table.notes:
+        # A zero-width box: a note longer than the table must not stretch its last column.
+        out.append(r"\multicolumn{" + str(width) + r"}{@{}l}{\makebox[0pt][l]{\footnotesize "
+                   + _tex_note(note) + r"}} \\")
+    out.append(r"\end{tabular}")
+    return "\n".join(out) + "\n"
+
+
+# ---- a run's score table (result_schema.MetricsRow) -----------------------------------------
+HEADERS = ("source/size", "kind", "reader", "n", "EM (95% CI)", "answered", "stale rate")
+_ALIGN = "lllrrrr"
+
+
+def pct(x: float | None) -> str:
+    """A share as a percentage with one decimal; an em dash for a missing figure."""
+    return DASH if x is None else f"{100 * x:.1f}"
+
+
+def em_text(row: MetricsRow) -> str:
+    """A metrics row's EM in percent with its interval, or "unscored"."""
+    if row["em"] is None:          # only on the test split: gold was never read
+        return "unscored"
+    em = pct(row["em"])
+    if row["ci"] is not None:
+        em += f" [{pct(row['ci'][0])}, {pct(row['ci'][1])}]"
+    return em
+
+
+def cells(row: MetricsRow) -> tuple[str, ...]:
+    """The seven table cells of a metrics row, as text."""
+    if row["stale_rate"] is not None:
+        stale = f"{pct(row['stale_rate'])} ({row['stale']}/{row['stale_eligible']})"
+    else:
+        stale = DASH
+    label = row["label"]
+    if row["pooled"]:
+        label += f" ({'+'.join(row['sizes'])})"
+    return (label, row["kind"], row["reader"], str(row["n"]), em_text(row),
+            pct(row["answered"]), stale)
+
+
+def metrics_table(rows: list[MetricsRow]) -> Table:
+    """A run's score table: the per-source rows, then (after a rule) the pooled rows."""
+    per_source = tuple(tuple(Cell(c) for c in cells(r)) for r in rows if not r["pooled"])
+    pooled = tuple(tuple(Cell(c) for c in cells(r)) for r in rows if r["pooled"])
+    return Table("run", "", HEADERS, _ALIGN, (per_source, pooled), comment=False)
+
+
+def markdown(rows: list[MetricsRow]) -> str:
+    """A run's score table in GitHub Markdown."""
+    return markdown_table(metrics_table(rows))
+
+
+def latex(rows: list[MetricsRow]) -> str:
+    """A run's score table as a booktabs tabular; a \\midrule before the pooled rows."""
+    return latex_table(metrics_table(rows))
+
+
+RENDERERS = {"md": markdown, "latex": latex}

@@ -1,0 +1,321 @@
+"""Relaxed, deterministic, scored path search: the resolver.
+
+For one question it (1) executes every plan of every plan set, relaxed: family mates of a
+planned relation, a skipped planned relation, one bridge hop, older versions only where the
+latest leads nowhere; and (2) enumerates every path of 1 to 4 hops from the base entities
+through relations the question's words cue (plus at most one uncued bridge hop). Every path
+gets the same score (`score_path`): how well the question's cue words account for its
+relations, the answer type, versions stepped back, hops, and the prior of plans that agree
+with it. The best complete path wins; ties go to the more literal plan, then to the later
+versions, then to the answer's spelling. No model and no gold here."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+
+from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS
+from resolver.plan.plans import Plan, step_relations
+from resolver.plan.question import CueSpan, Reading, read
+from resolver.search.candidates import Candidate, Hop
+from resolver.store.fact_store import FactStore, norm
+from resolver.text.relations import inventory
+
+MAX_HOPS = 4
+
+# Score weights. They are fixed constants, the same for every question and haystack.
+HOP_COST = 0.35            # every hop must be paid for by the words that cue it
+UNCUED_HOP = 1.0           # a hop no word of the question asks for (a bridge)
+UNUSED_CUE = 0.6           # x weight: a cue the path leaves unexplained
+UNEXPLAINED_FLOOR = MEDIUM # weaker cues are too vague to demand a hop
+TYPE_MATCH = 1.0           # x acceptance: the final relation gives the type asked for
+TYPE_MISMATCH = 1.2        # x (1 - acceptance)
+OLDER_VERSION = 0.8        # per step back from the latest version of a key
+FAMILY_MATE = 0.3          # a planned relation replaced by one of its family
+SKIPPED_STEP = 0.8         # a planned relation nothing satisfies, left out
+BASE_RANK = 0.4            # per rank of the base entity among the question's mentions
+PLAN_PRIOR = {"rule": 0.8, "lexicon": 0.4}
+OTHER_PLAN_PRIOR = 0.3     # model-compiled and derived plans
+OFFICE_CUE = 0.6           # "the Prime Minister of Sweden" names the office: its holder is asked
+
+# Literalness for tie-breaks: lower is more literal.
+LITERAL_ORDER = {"rule": 0, "lexicon": 1, "search": 9}
+
+
+def weights() -> dict[str, object]:
+    """Every fixed constant that decides the search, by name: what `factres freeze` records
+    and a test run checks, so a changed weight is named, not just a changed file hash."""
+    return {"MAX_HOPS": MAX_HOPS, "HOP_COST": HOP_COST, "UNCUED_HOP": UNCUED_HOP,
+            "UNUSED_CUE": UNUSED_CUE, "UNEXPLAINED_FLOOR": UNEXPLAINED_FLOOR,
+            "TYPE_MATCH": TYPE_MATCH, "TYPE_MISMATCH": TYPE_MISMATCH,
+            "OLDER_VERSION": OLDER_VERSION, "FAMILY_MATE": FAMILY_MATE,
+            "SKIPPED_STEP": SKIPPED_STEP, "BASE_RANK": BASE_RANK, "PLAN_PRIOR": dict(PLAN_PRIOR),
+            "OTHER_PLAN_PRIOR": OTHER_PLAN_PRIOR, "OFFICE_CUE": OFFICE_CUE,
+            "LITERAL_ORDER": dict(LITERAL_ORDER)}
+
+
+@dataclass(frozen=True)
+class _Path:
+    base: str
+    hops: tuple[Hop, ...]
+
+    @property
+    def relations(self) -> tuple[str, ...]:
+        return tuple(h.relation for h in self.hops)
+
+
+# ---- graph steps -------------------------------------------------------------------------
+def hops_over(store: FactStore, entity: str, relation: str) -> list[Hop]:
+    """Hops over one relation from an entity, read through the provenance ledger: the head
+    first, then older versions, then (symmetric relations) facts that name the entity as
+    object and are the head of their key."""
+    out = []
+    lineage = store.lineage(entity, relation)
+    subject = store.spelling(entity) or entity
+    # passed_over lists the other versions oldest first, as they were written.
+    written = sorted((v.id, v.serial, v.line) for v in lineage)
+    for rank, v in enumerate(lineage):
+        passed = tuple((serial, line) for vid, serial, line in written if vid != v.id)
+        out.append(Hop(subject, relation, v.value, v.serial, v.line, v.text, rank, False,
+                       passed, v.status))
+    if inventory()[relation].symmetric:
+        for fact in store.by_object(entity):
+            if fact.relation != relation or norm(fact.subject) == norm(entity):
+                continue
+            head = store.head(fact.subject, relation)
+            if head is not None and (head.serial, head.line) == (fact.serial, fact.line):
+                out.append(Hop(subject, relation, fact.subject, fact.serial, fact.line,
+                               fact.text, 0, True, (), head.status))
+    return out
+
+
+def _follow(store: FactStore, base: str, steps: list[frozenset[str]]) -> list[_Path]:
+    """Every path that takes one relation from each step in order. At each hop the latest
+    version is tried first; an older version only when no path through a later one completes."""
+    results: list[_Path] = []
+
+    def walk(entity: str, i: int, hops: tuple[Hop, ...]) -> bool:
+        if i == len(steps):
+            results.append(_Path(base, hops))
+            return True
+        done = False
+        for relation in sorted(steps[i]):
+            by_rank: dict[int, list[Hop]] = {}
+            for hop in hops_over(store, entity, relation):
+                by_rank.setdefault(hop.version, []).append(hop)
+            for rank in sorted(by_rank):
+                completed = False
+                for hop in by_rank[rank]:
+                    completed |= walk(hop.object, i + 1, hops + (hop,))
+                if completed:
+                    done = True
+                    break          # older versions only when the later ones lead nowhere
+        return done
+
+    walk(base, 0, ())
+    return results
+
+
+# ---- scoring -----------------------------------------------------------------------------
+def _assign(relations: tuple[str, ...], spans: tuple[CueSpan, ...]
+            ) -> tuple[float, list[CueSpan | None]]:
+    """Best disjoint assignment of cue spans to hops (each span explains at most one hop)."""
+    options = []
+    for rel in relations:
+        mine = [s for s in spans if s.relation == rel]
+        mine.sort(key=lambda s: (-s.weight, s.start))
+        options.append(mine[:4] + [None])
+    best: tuple[float, list] = (float("-inf"), [])
+    for combo in product(*options):
+        chosen = [s for s in combo if s is not None]
+        if any(a.overlaps(b) for i, a in enumerate(chosen) for b in chosen[i + 1:]):
+            continue
+        total = sum(s.weight for s in chosen)
+        if total > best[0]:
+            best = (total, list(combo))
+    return best
+
+
+def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int
+               ) -> tuple[float, tuple[tuple[str, float], ...]]:
+    terms: list[tuple[str, float]] = []
+    relations = path.relations
+    total, assigned = _assign(relations, reading.spans)
+    for hop, span in zip(path.hops, assigned):
+        if span is not None:
+            terms.append((f"cue:{hop.relation}<-'{span.cue}'", span.weight))
+        elif hop is path.hops[0] and hop.relation == "officeholder":
+            terms.append(("cue:officeholder<-office named", OFFICE_CUE))
+        else:
+            terms.append((f"uncued:{hop.relation}", -UNCUED_HOP))
+    terms.append(("hops", -HOP_COST * len(path.hops)))
+    used = [s for s in assigned if s is not None]
+    unexplained: list[CueSpan] = []
+    for span in sorted(reading.spans, key=lambda s: (-s.weight, s.start, s.relation)):
+        if span.weight < UNEXPLAINED_FLOOR or any(span.overlaps(u) for u in used + unexplained):
+            continue
+        unexplained.append(span)
+    for span in unexplained:
+        terms.append((f"unexplained:'{span.cue}'", -UNUSED_CUE * span.weight))
+    wanted = reading.answer_type
+    if wanted != "any":
+        got = inventory()[relations[-1]].object_type
+        accept = 1.0 if got == wanted else TYPE_ACCEPTS.get(wanted, {}).get(got, 0.0)
+        if accept > 0:
+            terms.append((f"type:{wanted}~{got}", TYPE_MATCH * accept))
+        if accept < 1:
+            terms.append((f"type-mismatch:{wanted}!{got}", -TYPE_MISMATCH * (1 - accept)))
+    back = sum(h.version for h in path.hops)
+    if back:
+        terms.append(("older-versions", -OLDER_VERSION * back))
+    if base_rank:
+        terms.append(("base-rank", -BASE_RANK * base_rank))
+    if plan is not None:
+        terms.extend(_plan_terms(plan, path))
+    return sum(v for _, v in terms), tuple(terms)
+
+
+def _plan_terms(plan: Plan, path: _Path) -> list[tuple[str, float]]:
+    if norm(plan.entity) != norm(path.base):
+        return []
+    prior = PLAN_PRIOR.get(plan.compiler, OTHER_PLAN_PRIOR)
+    relations = path.relations
+    if relations == plan.chain:
+        return [(f"plan:{plan.compiler}", prior)]
+    if len(relations) == len(plan.chain) and all(
+            r in step_relations(s) for r, s in zip(relations, plan.chain)):
+        mates = sum(1 for r, s in zip(relations, plan.chain) if r != s)
+        return [(f"plan:{plan.compiler}", prior), ("family-mates", -FAMILY_MATE * mates)]
+    return []
+
+
+# ---- plan execution and enumeration ------------------------------------------------------
+def _plan_paths(store: FactStore, plan: Plan) -> list[_Path]:
+    """A plan executed with relaxations: as planned (family steps allowed), else with family
+    mates, else with one planned step skipped, else with one bridge hop inserted."""
+    base = store.spelling(plan.entity)
+    if base is None or not store.is_subject(base):
+        return []
+    steps = [step_relations(s) for s in plan.chain]
+    found = _follow(store, base, steps)
+    if found:
+        return found
+    mates = [frozenset().union(*(_family_of(r) for r in s)) for s in steps]
+    found = _follow(store, base, mates)
+    if found:
+        return found
+    for skip in range(len(steps)):
+        if len(steps) > 1:
+            found += _follow(store, base, steps[:skip] + steps[skip + 1:])
+    if found:
+        return found
+    every = frozenset(inventory())
+    for at in range(len(steps) + 1):
+        if len(steps) < MAX_HOPS:
+            found += _follow(store, base, steps[:at] + [every] + steps[at:])
+    return found
+
+
+def _family_of(relation: str) -> frozenset[str]:
+    rel = inventory()[relation]
+    out = {relation}
+    for other in inventory().values():
+        if rel.families & other.families:
+            out.add(other.name)
+    return frozenset(out)
+
+
+def _enumerate(store: FactStore, base: str, reading: Reading) -> list[_Path]:
+    """Every path of 1..4 hops from `base` whose relations the question cues, with at most one
+    uncued hop (a bridge). Latest versions only; older ones come from plan execution."""
+    cued = {s.relation for s in reading.spans}
+    if reading.bases and norm(base) == norm(reading.bases[0]):
+        cued.add("officeholder")
+    out: list[_Path] = []
+
+    def walk(entity: str, hops: tuple[Hop, ...], bridges: int) -> None:
+        if hops:
+            out.append(_Path(base, hops))
+        if len(hops) == MAX_HOPS:
+            return
+        for relation in sorted(store.relations_of(entity)):
+            bridge = relation not in cued
+            if bridge and bridges:
+                continue
+            for hop in hops_over(store, entity, relation):
+                if hop.version:
+                    continue
+                if any(norm(h.subject) == norm(hop.object) for h in hops):
+                    continue       # no cycles back to an entity already on the path
+                walk(hop.object, hops + (hop,), bridges + bridge)
+        # Symmetric relations also go from object to subject: once per relation, since
+        # `_edges` already yields every reverse hop of it.
+        own = store.relations_of(entity)
+        reverse = sorted({f.relation for f in store.by_object(entity)
+                          if inventory()[f.relation].symmetric and f.relation not in own})
+        for relation in reverse:
+            bridge = relation not in cued
+            if bridge and bridges:
+                continue
+            for hop in hops_over(store, entity, relation):
+                if hop.reverse and not any(norm(h.subject) == norm(hop.object) for h in hops):
+                    walk(hop.object, hops + (hop,), bridges + bridge)
+
+    walk(base, (), 0)
+    return out
+
+
+def _literal(plan: Plan | None) -> int:
+    if plan is None:
+        return LITERAL_ORDER["search"]
+    return LITERAL_ORDER.get(plan.compiler, 5 if not plan.compiler.startswith("derived") else 7)
+
+
+def _order_key(c: Candidate):
+    """Best first: score, then the more literal plan, then later versions, then spelling."""
+    return (-round(c.score, 9), _literal(c.plan), -sum(h.serial for h in c.hops), c.answer,
+            c.plan_set)
+
+
+def select(candidates: list[Candidate]) -> Candidate | None:
+    """The selection rule, exposed so analyses can re-select among subsets of candidates."""
+    return min(candidates, key=_order_key) if candidates else None
+
+
+def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
+           ) -> tuple[Reading, list[Candidate]]:
+    """All candidates for one question, best first: the best path of every plan, and the best
+    enumerated path of every base entity."""
+    reading = read(text, store)
+    rank_of = {norm(b): i for i, b in enumerate(reading.bases)}
+    candidates: list[Candidate] = []
+
+    def best_for(paths: list[_Path], own: tuple[str, Plan] | None) -> Candidate | None:
+        best = None
+        for path in paths:
+            rank = rank_of.get(norm(path.base), len(reading.bases))
+            total, terms = score_path(path, reading, own[1] if own else None, rank)
+            # The best of the other plans that agree with this path adds its prior too.
+            if own is None:
+                priors = [t for _, p in plans for t in _plan_terms(p, path)]
+                if priors:
+                    top = max(priors, key=lambda t: t[1])
+                    total += top[1]
+                    terms = terms + (top,)
+            plan = own[1] if own else Plan(path.base, path.relations,
+                                           reading.answer_type, "search", "enumeration")
+            cand = Candidate(plan, own[0] if own else "search", path.hops, path.hops[-1].object,
+                             total, terms, True)
+            if best is None or _order_key(cand) < _order_key(best):
+                best = cand
+        return best
+
+    for set_id, plan in plans:
+        cand = best_for(_plan_paths(store, plan), (set_id, plan))
+        if cand is not None:
+            candidates.append(cand)
+    for base in reading.bases[:3]:
+        cand = best_for(_enumerate(store, base, reading), None)
+        if cand is not None:
+            candidates.append(cand)
+    candidates.sort(key=_order_key)
+    return reading, candidates

@@ -1,0 +1,130 @@
+"""Questions -> predictions: run every plan of every plan set through the path search and
+keep the best complete path. No model and no gold here.
+
+`Prediction` (below) and the `Candidate`/`Hop` records it holds (`search.candidates`) are what
+traces.jsonl records."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from resolver.haystack import Dataset, Question
+from resolver.plan.lexicon import TYPE_ACCEPTS
+from resolver.plan.plans import Compiled, Plan, PlanSet, step_relations
+from resolver.search.candidates import Candidate
+from resolver.search.path_search import hops_over, search, select
+from resolver.text.relations import inventory
+
+
+@dataclass(frozen=True)
+class Prediction:
+    qid: str
+    question: str
+    source: str
+    answer: str                  # "" when unanswered
+    reason: str = ""             # why unanswered (no plan, no path), else ""
+    winner: Candidate | None = None
+    candidates: tuple[Candidate, ...] = ()      # the best few, winner first
+    plans_tried: int = 0
+    plan_sets: tuple[str, ...] = field(default=())
+    suspicious: str = ""         # why the selector distrusts its answer ("" if it does not):
+                                 # "no complete path" or "answer type mismatch"
+
+    @property
+    def plan(self) -> Plan | None:
+        return self.winner.plan if self.winner else None
+
+    def to_json(self) -> dict:
+        """One line of traces.jsonl: the winner, and the best candidate of every plan tried."""
+        return {"qid": self.qid, "question": self.question, "source": self.source,
+                "answer": self.answer, "reason": self.reason,
+                "winner": self.winner.to_json() if self.winner else None,
+                "candidates": [c.to_json() for c in self.candidates],
+                "plans_tried": self.plans_tried, "plan_sets": list(self.plan_sets),
+                "suspicious": self.suspicious}
+
+
+def execute_latest(plan: Plan, store, plan_set: str = "") -> Candidate | None:
+    """Plain execution (issue 3): follow the chain hop by hop, the head of each key (its latest
+    version under FactConsolidation's write path) at each hop, read through the ledger. The
+    first relation of a step that the entity has is taken."""
+    entity = plan.entity
+    hops = []
+    for step in plan.chain:
+        hop = next((h for rel in sorted(step_relations(step))
+                    for h in hops_over(store, entity, rel)[:1] if not h.reverse), None)
+        if hop is None:
+            return None
+        hops.append(hop)
+        entity = hop.object
+    return Candidate(plan, plan_set, tuple(hops), hops[-1].object, 0.0, (), True)
+
+
+def resolve_question(question: Question, store, compiled: list[tuple[str, Compiled]]
+                     ) -> Prediction:
+    """Search over every plan of every set plus the enumeration; the best-scored path wins."""
+    plans = [(set_id, plan) for set_id, comp in compiled for plan in comp.plans]
+    set_ids = tuple(s for s, _ in compiled)
+    reading, candidates = search(question.text, store, plans)
+    winner = select(candidates)
+    if winner is None:
+        reasons = [f"{s}: {c.reason}" for s, c in compiled if c.reason]
+        reason = "no path from any base entity" if reading.bases else \
+            "names no entity that is the subject of a fact"
+        if reasons:
+            reason += "; " + "; ".join(reasons)
+        return Prediction(question.qid, question.text, question.source, "", reason, None, (),
+                          len(plans), set_ids, "no complete path")
+    suspicious = ""
+    if any(k.startswith("type-mismatch") for k, _ in winner.terms):
+        suspicious = "answer type mismatch"
+    return Prediction(question.qid, question.text, question.source, winner.answer, "", winner,
+                      tuple(candidates), len(plans), set_ids, suspicious)
+
+
+def resolve_question_plain(question: Question, store, compiled: list[tuple[str, Compiled]]
+                           ) -> Prediction:
+    """Plain resolver (the issue-3 baseline, no search): execute the plans in order, latest
+    version at every hop. The first plan that completes and whose last relation gives the type
+    the plan names wins; failing that, the first plan that completes."""
+    tried, first, typed = 0, None, None
+    for set_id, comp in compiled:
+        for plan in comp.plans:
+            tried += 1
+            cand = execute_latest(plan, store, set_id)
+            if cand is None:
+                continue
+            first = first or cand
+            got = inventory()[cand.hops[-1].relation].object_type
+            wanted = plan.answer_type
+            if wanted == "any" or got == wanted or TYPE_ACCEPTS.get(wanted, {}).get(got, 0) >= 1:
+                typed = cand
+                break
+        if typed:
+            break
+    set_ids = tuple(s for s, _ in compiled)
+    best = typed or first
+    if best is None:
+        reasons = [f"{s}: {c.reason}" for s, c in compiled if c.reason]
+        reason = "; ".join(reasons) if reasons and not tried else "no plan reached an answer"
+        return Prediction(question.qid, question.text, question.source, "", reason, None, (),
+                          tried, set_ids, "no complete path")
+    return Prediction(question.qid, question.text, question.source, best.answer, "", best,
+                      (best,), tried, set_ids, "" if typed else "answer type mismatch")
+
+
+def resolve_dataset(dataset: Dataset, plan_sets: list[PlanSet],
+                    progress: Callable[[int], None] | None = None,
+                    mode: str = "search") -> list[Prediction]:
+    """Resolve every question of the dataset with every plan set, in question order.
+    `mode` is "search" (the relaxed scored search) or "plain" (latest-wins plan execution)."""
+    resolve_one = resolve_question if mode == "search" else resolve_question_plain
+    out = []
+    for question in dataset.questions:
+        store = dataset.haystack_of(question).store
+        compiled = [(ps.set_id, ps.plans.get(question.qid, Compiled((), "not in plan set")))
+                    for ps in plan_sets]
+        out.append(resolve_one(question, store, compiled))
+        if progress:
+            progress(1)
+    return out

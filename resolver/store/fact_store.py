@@ -1,0 +1,320 @@
+"""`FactStore`: every version of each (subject, relation) key, append-only, in serial order.
+
+The latest serial is current; displaced versions stay reachable (history, provenance, rollback
+with `as_of`). Subjects are looked up case- and whitespace-insensitively; the text as written
+is kept for output. `FactStore.ledger` is the same facts written through the provenance
+operations (FactConsolidation's write path: `accept` in serial order), which gives every
+version a status."""
+from __future__ import annotations
+
+import difflib
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from resolver.errors import ProvenanceError
+from resolver.store.provenance import Ledger, Version
+from resolver.text.facts import Fact
+from resolver.text.relations import inventory
+
+_WORD = re.compile(r"\w+")
+
+
+def norm(name: str) -> str:
+    """Lookup key of a name: case-folded, whitespace collapsed."""
+    return " ".join(name.split()).casefold()
+
+
+def name_tokens(text: str) -> tuple[str, ...]:
+    """Word tokens used to find names inside questions: case-folded, punctuation and quotes
+    ignored ("Mike D'Antoni's" -> mike d antoni s)."""
+    return tuple(_WORD.findall(text.casefold()))
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A store entity named in a text: token span [start, end) and the names it may be."""
+    start: int
+    end: int
+    names: tuple[str, ...]     # store spellings, sorted
+    as_subject: bool           # some spelling is the subject of a fact (it can start a chain)
+
+    @property
+    def width(self) -> int:
+        return self.end - self.start
+
+
+class _Index:
+    """The lookup tables of a store. Built on first use, then kept up to date by `add`."""
+
+    def __init__(self) -> None:
+        self.keys: dict[tuple[str, str], list[Fact]] = {}
+        self.by_subject: dict[str, dict[str, list[Fact]]] = defaultdict(dict)
+        self.by_object: dict[str, list[Fact]] = defaultdict(list)
+        self.spelling: dict[str, str] = {}
+        self.subjects: set[str] = set()
+        # Names recur (18K facts of the 262K context name ~11K entities): normalise each
+        # spelling once (the ledger's build reuses this too).
+        self.normed: dict[str, str] = {}
+
+    def add(self, facts: Iterable[Fact]) -> None:
+        keys, by_subject, by_object = self.keys, self.by_subject, self.by_object
+        spelling, subjects, normed = self.spelling, self.subjects, self.normed
+        for fact in facts:
+            subject, obj = fact.subject, fact.object
+            s = normed.get(subject)
+            if s is None:
+                s = normed[subject] = norm(subject)
+            o = normed.get(obj)
+            if o is None:
+                o = normed[obj] = norm(obj)
+            key = (s, fact.relation)
+            versions = keys.get(key)
+            if versions is None:
+                versions = keys[key] = []
+                by_subject[s][fact.relation] = versions
+            versions.append(fact)
+            by_object[o].append(fact)
+            if s not in spelling:
+                spelling[s] = subject
+            if o not in spelling:
+                spelling[o] = obj
+            subjects.add(s)
+
+
+def _check_relation(relation: str) -> None:
+    known = inventory()
+    if relation not in known:
+        close = difflib.get_close_matches(relation, sorted(known), n=3)
+        hint = f" (did you mean: {', '.join(close)}?)" if close else \
+            f" (known: {', '.join(sorted(known))})"
+        raise ProvenanceError(f"unknown relation {relation!r}{hint}")
+
+
+def _writes(facts: Iterable[Fact], normed: dict[str, str] | None = None
+            ) -> Iterator[tuple[tuple[str, str], str, Fact]]:
+    """(key, value, evidence) of each fact, for `Ledger.accept_many`; `normed` caches
+    spelling -> normalised name (the store's lookup tables hold one)."""
+    normed = {} if normed is None else normed
+    for fact in facts:
+        subject = fact.subject
+        s = normed.get(subject)
+        if s is None:
+            s = normed[subject] = norm(subject)
+        yield (s, fact.relation), fact.object, fact
+
+
+class FactStore:
+    """Constructing a store only checks serial order; the lookup tables are built on the
+    first lookup (about 80 ms for the 262K context on the 2-core reference machine), so a
+    cached haystack loads in well under 0.1 s and callers that only count facts never pay."""
+
+    def __init__(self, facts: Iterable[Fact] = ()) -> None:
+        self._facts: list[Fact] = []
+        self._built: _Index | None = None
+        self._ledger: Ledger | None = None
+        self._token_index: dict[tuple[str, ...], set[str]] | None = None
+        self._max_tokens = 0
+        self.extend(facts)
+
+    # ---- writing -----------------------------------------------------------------------
+    def add(self, fact: Fact) -> None:
+        """Append a fact. Serials must increase: the store is append-only."""
+        self.extend((fact,))
+
+    def extend(self, facts: Iterable[Fact]) -> None:
+        """Append facts in serial order. On a serial that does not increase, the facts before
+        it stay (append-only: never half-undone) and ValueError names both serials."""
+        out = self._facts
+        first = len(out)
+        last = out[-1].serial if out else -1
+        try:
+            for fact in facts:
+                if fact.serial <= last:
+                    raise ValueError(f"serial {fact.serial} after {last}: the store is "
+                                     "append-only and ordered by serial")
+                last = fact.serial
+                out.append(fact)
+        finally:
+            if self._built is not None and len(out) > first:
+                self._built.add(out[first:])
+            if self._ledger is not None and len(out) > first:
+                self._ledger.accept_many(_writes(out[first:], self._ix.normed))
+            if len(out) > first:
+                self._token_index = None
+
+    @property
+    def _ix(self) -> _Index:
+        built = self._built
+        if built is None:
+            built = _Index()
+            built.add(self._facts)
+            # Assigned only once complete, so a concurrent reader never sees half a table.
+            self._built = built
+        return built
+
+    @property
+    def ledger(self) -> Ledger:
+        """The provenance ledger: every fact accepted in serial order, version id = the fact's
+        position in the store. Built on first use, then kept up to date by `extend`.
+        FactConsolidation only ever accepts, so its frontier is latest-wins (`current`);
+        other operations may be applied to it, but `current` and `versions` do not read it."""
+        ledger = self._ledger
+        if ledger is None:
+            ledger = Ledger()
+            ledger.accept_many(_writes(self._facts, self._ix.normed))
+            self._ledger = ledger
+        return ledger
+
+    def status(self, fact: Fact) -> str | None:
+        """The ledger status of the fact's version ("active", "superseded", ...), None if the
+        fact is not in the store."""
+        return self.ledger.status_of((norm(fact.subject), fact.relation), fact)
+
+    def head(self, subject: str, relation: str) -> Version | None:
+        """The ledger head of (subject, relation): its current value, None when empty."""
+        return self.ledger.head((norm(subject), relation))
+
+    def lineage(self, subject: str, relation: str) -> tuple[Version, ...]:
+        """The versions of (subject, relation) a reader may take, head first, then older ones
+        (`Ledger.lineage`). What the resolver reads: the frontier and the history, each
+        version with its status."""
+        return self.ledger.lineage((norm(subject), relation))
+
+    def history(self, entity: str, relation: str | None = None
+                ) -> dict[str, tuple[Version, ...]]:
+        """relation -> the ledger history of (entity, relation), oldest first, for one
+        relation or (None) every relation the entity is the subject of, sorted by name.
+        Raises ProvenanceError naming an unknown entity or relation, with close names."""
+        if relation is not None:
+            _check_relation(relation)
+        s = norm(entity)
+        found = self._ix.by_subject.get(s)
+        if not found:
+            raise ProvenanceError(self._unknown_entity(entity))
+        if relation is not None and relation not in found:
+            raise ProvenanceError(f"{self.spelling(entity)!r} has no {relation} facts (its "
+                                  f"relations: {', '.join(sorted(found))})")
+        ledger = self.ledger
+        return {rel: ledger.history((s, rel))
+                for rel in ([relation] if relation is not None else sorted(found))}
+
+    def frontier(self, relation: str | None = None) -> list[tuple[str, Version]]:
+        """(subject as written, head) of every key that has one, optionally of one relation,
+        sorted by (normalised subject, relation): one current value per key."""
+        if relation is not None:
+            _check_relation(relation)
+        spelling = self._ix.spelling
+        return [(spelling[key[0]], head) for key, head in self.ledger.frontier().items()
+                if relation is None or key[1] == relation]
+
+    def _unknown_entity(self, entity: str) -> str:
+        if norm(entity) in self._ix.spelling:
+            return (f"{self.spelling(entity)!r} is never the subject of a fact (it appears "
+                    "only as an object)")
+        close = difflib.get_close_matches(entity, sorted(self._ix.spelling.values()), n=3)
+        hint = f" (did you mean: {', '.join(close)}?)" if close else ""
+        return f"no entity {entity!r} in the store{hint}"
+
+    # ---- reading -----------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._facts)
+
+    def __iter__(self) -> Iterator[Fact]:
+        return iter(self._facts)
+
+    def versions(self, subject: str, relation: str) -> tuple[Fact, ...]:
+        """Every version of the key, oldest first."""
+        return tuple(self._ix.keys.get((norm(subject), relation), ()))
+
+    def current(self, subject: str, relation: str, as_of: int | None = None) -> Fact | None:
+        """The latest version (with `as_of`, the latest at or before that serial: rollback)."""
+        versions = self._ix.keys.get((norm(subject), relation))
+        if not versions:
+            return None
+        if as_of is None:
+            return versions[-1]
+        older = [v for v in versions if v.serial <= as_of]
+        return older[-1] if older else None
+
+    def displaced(self, subject: str, relation: str) -> tuple[Fact, ...]:
+        """The versions the current one superseded, oldest first (empty if never updated)."""
+        return self.versions(subject, relation)[:-1]
+
+    def relations_of(self, subject: str) -> dict[str, tuple[Fact, ...]]:
+        """relation -> versions (oldest first) for one subject, relations sorted by name."""
+        found = self._ix.by_subject.get(norm(subject), {})
+        return {rel: tuple(found[rel]) for rel in sorted(found)}
+
+    def by_object(self, obj: str) -> tuple[Fact, ...]:
+        """Every fact, any version, whose object is `obj` (reverse lookup), in serial order."""
+        return tuple(self._ix.by_object.get(norm(obj), ()))
+
+    def is_subject(self, name: str) -> bool:
+        return norm(name) in self._ix.subjects
+
+    def spelling(self, name: str) -> str | None:
+        """The store's own spelling of a name (first seen), or None if the store never saw it."""
+        return self._ix.spelling.get(norm(name))
+
+    def keys(self) -> list[tuple[str, str]]:
+        """(subject as written, relation) of every key, sorted."""
+        ix = self._ix
+        return sorted((ix.spelling[s], r) for s, r in ix.keys)
+
+    def entities(self) -> list[str]:
+        """Every subject and object name as first written, sorted."""
+        return sorted(self._ix.spelling.values())
+
+    # ---- names in questions ------------------------------------------------------------
+    def _index(self) -> dict[tuple[str, ...], set[str]]:
+        if self._token_index is None:
+            index: dict[tuple[str, ...], set[str]] = defaultdict(set)
+            for key, spelling in self._ix.spelling.items():
+                tokens = name_tokens(spelling)
+                if tokens:
+                    index[tokens].add(key)
+            self._max_tokens = max((len(t) for t in index), default=0)
+            self._token_index = dict(index)
+        return self._token_index
+
+    def mentions(self, text: str) -> list[Mention]:
+        """Every store entity named in `text` (whole-word token match), widest first, then by
+        position. Overlapping mentions are all returned; the planner decides."""
+        index = self._index()
+        ix = self._ix
+        tokens = name_tokens(text)
+        found = []
+        for width in range(min(self._max_tokens, len(tokens)), 0, -1):
+            for start in range(len(tokens) - width + 1):
+                keys = index.get(tokens[start:start + width])
+                if keys:
+                    names = tuple(sorted(ix.spelling[k] for k in keys))
+                    found.append(Mention(start, start + width, names,
+                                         any(k in ix.subjects for k in keys)))
+        return found
+
+    def longest_entity(self, text: str, subjects_only: bool = True) -> str | None:
+        """The longest store entity named in `text` (ties: the earliest, then alphabetical)."""
+        for mention in self.mentions(text):
+            if mention.as_subject or not subjects_only:
+                subjects = [n for n in mention.names if self.is_subject(n)]
+                return (subjects or list(mention.names))[0]
+        return None
+
+    # ---- statistics ----------------------------------------------------------------------
+    def stats(self) -> dict:
+        ix = self._ix
+        depth = max((len(v) for v in ix.keys.values()), default=0)
+        histogram: dict[str, int] = defaultdict(int)
+        for fact in self._facts:
+            histogram[fact.relation] += 1
+        return {
+            "facts": len(self._facts),
+            "keys": len(ix.keys),
+            "keys_with_several_versions": sum(1 for v in ix.keys.values() if len(v) > 1),
+            "deepest_version_chain": depth,
+            "entities": len(ix.spelling),
+            "relations": dict(sorted(histogram.items(), key=lambda kv: (-kv[1], kv[0]))),
+        }

@@ -1,0 +1,214 @@
+"""Fact lines -> `Fact` records, through the Lark grammar.
+
+`parse_context` parses a whole haystack in one LALR pass (fast path). If any line fits no
+template it parses line by line instead, so every bad line is reported with its number and
+text; nothing is dropped silently.
+
+The optional `lark-cython` plugin, when installed, makes the same parser about twice as fast
+(per-token overhead is most of the parse time); without it the pure-Python Lark is used and the
+results are identical (tests/test_facts.py checks both paths give the same facts)."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from lark import Lark, Transformer, Tree
+from lark.exceptions import UnexpectedInput
+
+from resolver.errors import InputError
+from resolver.text import grammar
+
+HEADER = "Here is a list of facts:"
+BOM = "\ufeff"
+NOTE_BOM = "byte-order mark removed"
+NOTE_CRLF = "CRLF line endings read as LF"
+# What the OBJECT terminal carries after the object itself: the final full stop is cut
+# separately, after these, so an object's own dots survive ("Apple Inc." in "Apple Inc..").
+_LINE_END = " \t\r\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    serial: int      # the number the haystack gives the fact; later serials supersede earlier
+    subject: str     # verbatim, as written in the line
+    relation: str    # canonical relation name (see relations.py)
+    object: str      # verbatim; may hold commas and full stops ("Washington, D.C.")
+    line: int        # 1-based line number in the context text (the header is line 1)
+    text: str        # the line as written, without its line break
+
+
+@dataclass(frozen=True, slots=True)
+class UnparsedLine:
+    line: int
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    facts: tuple[Fact, ...]
+    unparsed: tuple[UnparsedLine, ...]
+    lines: int                    # non-empty lines seen, header included
+    has_header: bool
+    path: str | None = None
+    blank_lines: int = 0
+    notes: tuple[str, ...] = field(default=())   # input quirks handled (BOM, CRLF)
+
+
+class FactBuilder(Transformer):
+    """Turns each `fact` alternative (aliased by relation name) into a `Fact` while parsing.
+
+    Not re-entrant: `parse_context` sets `lines` under a lock for each parse. Tokens are read
+    through `.value` and `.line` only, which both Lark's and lark-cython's tokens have."""
+
+    line_offset = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def __default__(self, data, children, meta):
+        if data in ("start", "line") or data.startswith("_"):
+            # Lark's inlined helper rules (the `(fact | _NL)*` loop) expect a Tree back.
+            return Tree(data, children, meta)
+        serial, subject, obj = children
+        line = serial.line + self.line_offset
+        return Fact(int(serial.value[:-2]), subject.value, data,
+                    obj.value.rstrip(_LINE_END)[:-1], line, self.lines[line - 1])
+
+
+def _plugins() -> dict:
+    try:
+        import lark_cython
+    except ImportError:
+        return {}
+    return lark_cython.plugins
+
+
+@lru_cache(maxsize=None)
+def fact_parser(fast: bool = True) -> Lark:
+    """The grammar's LALR parser with a `FactBuilder` attached (facts built while parsing, no
+    tree in between); `fast` uses lark-cython when it is installed."""
+    return Lark(grammar.grammar_text(), parser="lalr", lexer="contextual",
+                start=["start", "line"], transformer=FactBuilder(),
+                propagate_positions=False, maybe_placeholders=False,
+                _plugins=_plugins() if fast else {})
+
+
+def accelerated() -> bool:
+    """True when parsing goes through lark-cython."""
+    return bool(_plugins())
+
+
+_lock = threading.Lock()
+
+
+def _facts_of(tree) -> list[Fact]:
+    return [c for c in tree.children if isinstance(c, Fact)]
+
+
+def normalise(text: str, notes: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]]:
+    """Drop a leading byte-order mark and read CRLF as LF; notes say what was handled."""
+    found = list(notes)
+    if text.startswith(BOM):
+        text = text[1:]
+        if NOTE_BOM not in found:
+            found.append(NOTE_BOM)
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+        if NOTE_CRLF not in found:
+            found.append(NOTE_CRLF)
+    return text, tuple(found)
+
+
+def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (),
+                  *, fast: bool = True) -> ParseResult:
+    """Parse a haystack context (header optional). Never raises for lines that fit no template:
+    they come back in `ParseResult.unparsed`. Raises InputError for empty input and for duplicate
+    or out-of-order serials. A BOM and CRLF line endings are handled and noted."""
+    text, notes = normalise(text, notes)
+    if not text.strip():
+        raise InputError("empty input: no header and no fact lines", path=path,
+                         expected='"Here is a list of facts:" and numbered fact lines')
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    parser = fact_parser(fast)
+    builder: FactBuilder = parser.options.transformer
+    with _lock:
+        builder.lines, builder.line_offset = lines, 0
+        try:
+            facts = _facts_of(parser.parse(text, start="start"))
+            unparsed: list[UnparsedLine] = []
+        except UnexpectedInput:
+            facts, unparsed = _parse_line_by_line(parser, builder, lines)
+        finally:
+            builder.lines, builder.line_offset = [], 0
+    has_header = bool(lines) and lines[0].strip() == HEADER
+    blank = sum(1 for s in lines if not s.strip())
+    _check_serials(facts, path)
+    return ParseResult(tuple(facts), tuple(unparsed), len(lines) - blank, has_header, path,
+                       blank, notes)
+
+
+def parse_line(raw: str, fast: bool = True) -> Fact:
+    """One fact line ("12. Paris is located in the country of France."), as line 1.
+    Raises InputError naming why it fits no template."""
+    parser = fact_parser(fast)
+    builder: FactBuilder = parser.options.transformer
+    with _lock:
+        builder.lines, builder.line_offset = [raw], 0
+        try:
+            return _facts_of(parser.parse(raw, start="line"))[0]
+        except UnexpectedInput as exc:
+            raise InputError(_reason(raw, exc), line=1, context=raw,
+                             expected="a fact line in one of the MQuAKE templates") from None
+        finally:
+            builder.lines = []
+
+
+def _parse_line_by_line(parser, builder, lines):
+    facts, unparsed = [], []
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        if number == 1 and raw.strip() == HEADER:
+            continue
+        builder.line_offset = number - 1
+        try:
+            tree = parser.parse(raw, start="line")
+        except UnexpectedInput as exc:
+            unparsed.append(UnparsedLine(number, raw, _reason(raw, exc)))
+            continue
+        facts.extend(_facts_of(tree))
+    builder.line_offset = 0
+    return facts, unparsed
+
+
+def _reason(raw: str, exc: UnexpectedInput) -> str:
+    head = raw.split(". ", 1)
+    if not head[0].strip().isdigit():
+        if raw.strip() == HEADER:
+            return "header not on the first line"
+        return 'no serial: expected "<number>. " at the start of the line'
+    if not raw.rstrip().endswith("."):
+        return "no final full stop"
+    return "fits no fact template"
+
+
+def _check_serials(facts: list[Fact], path: str | None) -> None:
+    seen: dict[int, Fact] = {}
+    previous: Fact | None = None
+    for fact in facts:
+        if fact.serial in seen:
+            first = seen[fact.serial]
+            raise InputError(f"duplicate serial {fact.serial}: also on line {first.line}",
+                             path=path, line=fact.line, context=fact.text,
+                             expected="each serial once")
+        if previous is not None and fact.serial < previous.serial:
+            raise InputError(f"serial {fact.serial} is out of order: line {previous.line} has "
+                             f"serial {previous.serial}", path=path, line=fact.line,
+                             context=fact.text, expected="serials in increasing order")
+        seen[fact.serial] = fact
+        previous = fact

@@ -1,0 +1,184 @@
+"""The house's layout: resolver/ is grouped by pipeline stage, each stage imports only the stages
+below it, and no module of resolver/ or oracle/ imports another in a loop (lazy imports inside
+functions count). The graph is built from the source with ast, so nothing is imported to check
+it."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("resolver", "oracle")
+# The stages in data-flow order; a module may import its own stage and the ones before it.
+# `resolver` is the package itself (its version); `haystack` (rows -> questions and stores)
+# sits between the store it builds and the plans that read its questions.
+STAGES = ("resolver", "resolver.errors", "resolver.text", "resolver.store", "resolver.haystack",
+          "resolver.plan", "resolver.models", "resolver.search", "resolver.run",
+          "resolver.report", "resolver.cli")
+TOP_LEVEL_LIMIT = 6
+
+
+def _modules() -> dict[str, Path]:
+    """Dotted name -> file for every module of both packages."""
+    out = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            rel = path.relative_to(ROOT).with_suffix("")
+            parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+            if "data" in parts:
+                continue
+            out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _targets(path: Path, name: str) -> set[str]:
+    """The modules of both packages that `path` imports anywhere in its body."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            candidates = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            # `from X import y`: y is a submodule when one exists, else a name in X.
+            candidates = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module
+                          for a in node.names]
+        else:
+            continue
+        found.update(c for c in candidates if c in MODULES and c != name)
+    return found
+
+
+GRAPH = {name: _targets(path, name) for name, path in MODULES.items()}
+
+
+def _stage(module: str) -> int | None:
+    best = None
+    for rank, stage in enumerate(STAGES):
+        if module == stage or module.startswith(stage + "."):
+            best = rank
+    return best
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def test_the_cycle_finder_finds_a_loop():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles_in_resolver_or_oracle():
+    assert _cycles(GRAPH) == []
+
+
+def test_every_resolver_module_belongs_to_a_stage():
+    assert sorted(m for m in MODULES if m.startswith("resolver") and _stage(m) is None) == []
+
+
+def test_no_stage_imports_a_later_stage():
+    upward = [f"{a} -> {b}" for a in sorted(GRAPH) if a.startswith("resolver")
+              for b in sorted(GRAPH[a]) if b.startswith("resolver") and _stage(b) > _stage(a)]
+    assert upward == []
+
+
+def test_resolver_never_imports_oracle():
+    assert [f"{a} -> {b}" for a in sorted(GRAPH) if a.startswith("resolver")
+            for b in sorted(GRAPH[a]) if b.startswith("oracle")] == []
+
+
+def test_the_walker_sees_lazy_imports():
+    # runs imports the reader lane inside execute(); the edge must be in the graph.
+    assert "resolver.models.reader" in GRAPH["resolver.run.runs"]
+
+
+def test_few_modules_directly_under_resolver():
+    top = sorted(p.name for p in (ROOT / "resolver").glob("*.py"))
+    assert len(top) <= TOP_LEVEL_LIMIT, top
+
+
+def test_no_command_module_imports_the_group():
+    assert sorted(m for m in GRAPH if m.startswith("resolver.cli.")
+                  and "resolver.cli" in GRAPH[m]) == []
+
+
+def test_the_lazy_command_map_matches_the_commands():
+    from oracle.cli import main
+    ctx = click.Context(main)
+    for name, (target, summary) in sorted(main.lazy.items()):
+        command = main.get_command(ctx, name)
+        assert command is not None and command.name == name, target
+        assert summary == command.get_short_help_str(10_000), name
+
+
+def test_help_imports_no_command_module():
+    code = ("import sys\nfrom oracle.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('resolver.', 'oracle.', "
+            "'numpy', 'lark'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout.splitlines()[-1]
+    loaded = set(ast.literal_eval(out))
+    assert loaded <= {"resolver.cli", "resolver.cli.options", "resolver.errors", "oracle.cli"}, \
+        sorted(loaded)
+
+
+SUBPACKAGES = [s for s in STAGES if (ROOT / Path(*s.split(".")) / "__init__.py").is_file()]
+
+
+@pytest.mark.parametrize("stage", SUBPACKAGES[1:])
+def test_each_subpackage_says_what_it_holds_and_may_import(stage):
+    path = ROOT / Path(*stage.split(".")) / "__init__.py"
+    doc = ast.get_docstring(ast.parse(path.read_text("utf-8"))) or ""
+    assert "May import" in doc or stage == "resolver.cli", stage
