@@ -1,0 +1,189 @@
+"""Checks the blind multi-hop evaluation set in tests/data/blind_mh/.
+
+Self-contained on purpose: it re-parses the FactConsolidation contexts with its own
+regexes built from the MQuAKE cloze templates and does not import the project's
+`resolver` or `oracle` packages (it only reads their bundled data files).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+try:
+    import orjson
+
+    def _loads(data: bytes):
+        return orjson.loads(data)
+
+except ImportError:  # pragma: no cover - stdlib fallback
+    import json
+
+    def _loads(data: bytes):
+        return json.loads(data.decode("utf-8"))
+
+
+ROOT = Path(__file__).resolve().parent.parent
+BLIND = ROOT / "tests" / "data" / "blind_mh"
+FC = ROOT / "resolver" / "data" / "fc"
+TEMPLATES = ROOT / "resolver" / "data" / "mquake" / "cloze_templates.json"
+SIZES = ("64k", "262k")
+HEADER = "Here is a list of facts:"
+LINE_RE = re.compile(r"^(\d+)\. (.+)$")
+OFFICE_PREFIX = "P1308:"  # officeholder line "The <role> <entity> is X." split as (entity, role)
+
+
+@functools.lru_cache(maxsize=None)
+def _patterns():
+    """(literal length, relation id, compiled regex), most specific template first."""
+    templates = _loads(TEMPLATES.read_bytes())
+    pats = []
+    for order, (rid, cloze) in enumerate(templates.items()):
+        before, after = cloze.split("[X]")
+        assert after.endswith(" __"), cloze
+        middle = after[: -len(" __")]
+        rx = re.compile("^" + re.escape(before) + "(.+?)" + re.escape(middle) + r" (.+)\.$")
+        pats.append((-(len(before) + len(middle)), order, "P131" if rid == "P276" else rid, rx))
+    pats.sort(key=lambda p: (p[0], p[1]))
+    return [(rid, rx) for _, _, rid, rx in pats]
+
+
+def _parse_fact(body: str):
+    for rid, rx in _patterns():
+        m = rx.match(body)
+        if m:
+            return rid, m.group(1), m.group(2)
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _context(size: str):
+    """Returns (text, {serial: line}, {serial: (rel, subj, obj)}, {(subj, rel): [serials]})."""
+    text = (FC / f"factconsolidation_{size}_context.txt").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    assert lines[0] == HEADER
+    by_serial, facts, versions = {}, {}, defaultdict(list)
+    for line in lines[1:]:
+        if not line:
+            continue
+        m = LINE_RE.match(line)
+        assert m, line
+        serial = int(m.group(1))
+        parsed = _parse_fact(m.group(2))
+        assert parsed is not None, f"no template fits: {line}"
+        by_serial[serial] = line
+        facts[serial] = parsed
+        versions[(parsed[1], parsed[0])].append(serial)
+    assert sorted(by_serial) == list(range(len(by_serial))), "fact numbers must run without gaps"
+    return text, by_serial, facts, {k: sorted(v) for k, v in versions.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _row(size: str):
+    return _loads((BLIND / f"blind_{size}.json").read_bytes())
+
+
+@functools.lru_cache(maxsize=None)
+def _chains():
+    out = []
+    for line in (BLIND / "chains.jsonl").read_bytes().splitlines():
+        if line.strip():
+            out.append(_loads(line))
+    return out
+
+
+def _size_of(qid: str) -> str:
+    m = re.fullmatch(r"blind_mh_(64k|262k)_no(\d+)", qid)
+    assert m, qid
+    return m.group(1)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_row_shape_and_context(size):
+    row = _row(size)
+    assert set(row) == {"context", "questions", "answers", "metadata"}
+    raw = (FC / f"factconsolidation_{size}_context.txt").read_bytes()
+    assert row["context"].encode("utf-8") == raw, "context must be byte-identical to the .txt"
+    src = f"blind_mh_{size}"
+    assert row["metadata"]["source"] == src
+    ids = row["metadata"]["qa_pair_ids"]
+    n = len(row["questions"])
+    assert n == len(row["answers"]) == len(ids) > 0
+    assert ids == [f"{src}_no{i}" for i in range(n)]
+    assert len(set(row["questions"])) == n, "duplicate question"
+    for ans in row["answers"]:
+        assert isinstance(ans, list) and len(ans) == 1 and isinstance(ans[0], str) and ans[0]
+
+
+def test_blind_files_are_utf8_not_ascii_escaped():
+    for size in SIZES:
+        head = (BLIND / f"blind_{size}.json").read_bytes()
+        assert b"\\u00" not in head, "written with ensure_ascii=False"
+
+
+def test_chains_match_rows():
+    chains = _chains()
+    expected = []
+    for size in SIZES:
+        row = _row(size)
+        expected += list(zip(row["metadata"]["qa_pair_ids"], row["questions"], row["answers"]))
+    assert [c["qid"] for c in chains] == [e[0] for e in expected]
+    for c, (qid, question, answers) in zip(chains, expected):
+        assert set(c) == {"qid", "question", "n_hops", "gold", "hops"}, qid
+        assert c["question"] == question, qid
+        assert answers == [c["gold"]], qid
+
+
+def test_total_count_and_hops():
+    chains = _chains()
+    assert len(chains) >= 150
+    for size in SIZES:
+        assert sum(_size_of(c["qid"]) == size for c in chains) >= 60
+    for c in chains:
+        assert 2 <= c["n_hops"] <= 4, c["qid"]
+        assert len(c["hops"]) == c["n_hops"], c["qid"]
+    counts = {n: sum(c["n_hops"] == n for c in chains) for n in (2, 3, 4)}
+    assert all(counts[n] > 0 for n in counts), counts
+
+
+def test_hops_resolve_latest_in_context():
+    hop_keys = {"subject", "relation", "relation_sentence", "serial", "object",
+                "several_versions", "version_serials"}
+    for c in _chains():
+        qid = c["qid"]
+        _, by_serial, facts, versions = _context(_size_of(qid))
+        hops = c["hops"]
+        assert hops[0]["subject"] in c["question"], f"{qid}: base entity not in question"
+        prev_obj = None
+        for i, h in enumerate(hops):
+            where = f"{qid} hop {i}"
+            assert set(h) == hop_keys, where
+            serial = h["serial"]
+            assert by_serial.get(serial) == h["relation_sentence"], f"{where}: sentence is not line {serial}"
+            rel, subj, obj = facts[serial]
+            if h["relation"].startswith(OFFICE_PREFIX):
+                role = h["relation"][len(OFFICE_PREFIX):]
+                assert rel == "P1308", where
+                assert subj == f"{role} {h['subject']}", where
+            else:
+                assert rel == h["relation"], f"{where}: relation {rel} != {h['relation']}"
+                assert subj == h["subject"], where
+            assert obj == h["object"], where
+            if i:
+                assert h["subject"] == prev_obj, f"{where}: does not chain"
+            all_serials = versions[(subj, rel)]
+            assert h["version_serials"] == all_serials, where
+            assert h["several_versions"] == (len(all_serials) > 1), where
+            assert serial == all_serials[-1], f"{where}: not the latest version of its key"
+            prev_obj = obj
+        assert prev_obj == c["gold"], f"{qid}: last object != gold"
+
+
+def test_contexts_fully_parsed():
+    for size in SIZES:
+        text, by_serial, facts, _ = _context(size)
+        assert len(by_serial) == len(facts) == text.count("\n") - 1
