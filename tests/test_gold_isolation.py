@@ -8,11 +8,11 @@ imports inside functions included; no resolver module imports oracle at all.
 """
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import orjson
 import pytest
+from import_graph import imports_of
 
 import resolver
 from resolver.haystack import bundled_path
@@ -39,33 +39,6 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
-def _module_name(path: Path) -> str:
-    rel = path.relative_to(PACKAGE.parent).with_suffix("")
-    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
-    return ".".join(parts)
-
-
-def imports_of(path: Path) -> set[str]:
-    """Every module `path` imports anywhere in its body, as absolute dotted names. For
-    `from X import y` both X and X.y are listed (y may be a submodule)."""
-    name = _module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            found.add(module)
-            found.update(f"{module}.{alias.name}" for alias in node.names)
-    return found
-
-
 def reachable(start: str) -> set[str]:
     """Modules imported by `start`, transitively through resolver modules."""
     seen, todo = set(), [start]
@@ -74,7 +47,7 @@ def reachable(start: str) -> set[str]:
         path = _module_file(current)
         if path is None:
             continue
-        for imported in imports_of(path):
+        for imported in imports_of(path, PACKAGE.parent):
             if imported not in seen:
                 seen.add(imported)
                 todo.append(imported)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 import pytest
+from import_graph import imports_of
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("resolver", "oracle")
@@ -40,26 +41,9 @@ MODULES = _modules()
 
 
 def _targets(path: Path, name: str) -> set[str]:
-    """The modules of both packages that `path` imports anywhere in its body."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-        if isinstance(node, ast.Import):
-            candidates = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            # `from X import y`: y is a submodule when one exists, else a name in X.
-            candidates = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module
-                          for a in node.names]
-        else:
-            continue
-        found.update(c for c in candidates if c in MODULES and c != name)
-    return found
+    """The modules of both packages that `path` imports anywhere in its body (for `from X import
+    y`: X, and X.y when y is a submodule)."""
+    return {n for n in imports_of(path) if n in MODULES and n != name}
 
 
 GRAPH = {name: _targets(path, name) for name, path in MODULES.items()}
