@@ -18,10 +18,10 @@ from resolver.run.harness_files import FIELDS, FORMATS, parse_field_map
 @click.option("--name", help="The system's name: its row in the tables. Default: the harness "
                              "files' agent_config.agent_name, else the first file's name.")
 @click.option("--field", "field_pairs", multiple=True, metavar="FIELD=NAME",
-              help=f"Which key of a record holds FIELD ({', '.join(FIELDS)}); repeatable. "
-                   "Defaults: harness files qa_pair_id, output, answer, "
-                   "substring_exact_match; other files qa_pair_id or qid, prediction or "
-                   "output, gold, golds or answers, source.")
+              help=f"Which key of a JSONL, CSV or JSON record holds FIELD ({', '.join(FIELDS)}); "
+                   "repeatable. Defaults: qa_pair_id or qid, prediction or output, gold, golds "
+                   "or answers, source; no em. Harness files always use their own names "
+                   "(qa_pair_id, output, answer, substring_exact_match).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS),
               help="The files' format. Default: detected (a .json object with 'data' is the "
                    "harness's, a .json list generic records; .jsonl; .csv).")

@@ -8,7 +8,8 @@ output and generic JSONL, CSV or JSON record lists.
   `averaged_metrics` (percent).
 - `jsonl`, `csv`, `json` (a list of objects): one record per question with an id and a
   prediction; the field names come from the field map (`--field prediction=answer`), else from
-  the first of `GENERIC_CANDIDATES` the first record has.
+  the first of `GENERIC_CANDIDATES` the first record has. Harness files always use the
+  harness's names (`MAB_FIELDS`), so one field map serves the generic files of a mixed call.
 
 Reading checks the shapes only (every record has an id and a prediction of the right types,
 no id twice in a file); joining records to questions and scoring them is `imported`'s job. A
@@ -18,11 +19,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-
-import orjson
 
 from resolver.errors import InputError
 from resolver.haystack import decode, sha256_bytes
@@ -85,11 +85,14 @@ def parse_field_map(pairs) -> dict[str, str]:
 
 
 # ---- formats --------------------------------------------------------------------------------
-def _json(text: str, path: str):
+# The standard library's parser, not orjson: the harness writes with Python's json, which puts
+# NaN in averaged_metrics when `data` is empty, and orjson refuses NaN.
+def _json(text: str, path: str, line: int | None = None):
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc}", path=path) from None
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path,
+                         line=line if line is not None else exc.lineno) from None
 
 
 def _objects_of_jsonl(text: str, path: str) -> list[tuple[str, dict]]:
@@ -97,11 +100,7 @@ def _objects_of_jsonl(text: str, path: str) -> list[tuple[str, dict]]:
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc}", path=path, line=number,
-                             expected="one JSON object per line") from None
+        obj = _json(line, path, number)
         if not isinstance(obj, dict):
             raise InputError("the line is not a JSON object", path=path, line=number,
                              expected="one JSON object per line")
@@ -192,7 +191,8 @@ def _reported(value, path: str, where: str, name: str) -> int | None:
 def _resolve_fields(fmt: str, given: dict[str, str], first: dict | None, path: str
                     ) -> dict[str, str]:
     if fmt == "mab":
-        return {**MAB_FIELDS, **given}
+        # The harness names its fields itself; a field map is for the generic files beside it.
+        return dict(MAB_FIELDS)
     fields = dict(given)
     for field, names in GENERIC_CANDIDATES.items():
         if field not in fields and first is not None:
@@ -241,7 +241,7 @@ def _reported_score(averaged, path: str) -> float | None:
 
 def read_file(path: str | Path, fields: dict[str, str] | None = None, fmt: str | None = None
               ) -> HarnessFile:
-    """Read one prediction file. `fields` overrides the format's field names; `fmt` skips
+    """Read one prediction file. `fields` names a generic file's fields; `fmt` skips
     detection. Raises InputError naming the file and the record for anything malformed."""
     path = str(path)
     if not Path(path).is_file():
