@@ -1,7 +1,8 @@
 """Scoring, exactly as MemoryAgentBench does it, plus the stale rate and bootstrap intervals.
 
-This is the only resolver module that reads gold (`haystack.Gold`). Planning and search never
-import it (tests/test_gold_isolation.py checks the import graph).
+This is the only resolver module that reads gold (`haystack.Gold`), with `run.imported`, which
+scores other systems' predictions through it. Planning and search never import either
+(tests/test_gold_isolation.py checks the import graph).
 
 MemoryAgentBench scores FactConsolidation with `substring_exact_match`: the SQuAD normalisation
 (lowercase; delete every `string.punctuation` character; the whole words a/an/the become a space;
