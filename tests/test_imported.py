@@ -384,3 +384,18 @@ def test_run_ids_are_new_and_default_ids_name_the_system(tmp_path):
 def test_id_list_shortens_runs_of_numbered_ids():
     assert id_list([sh(1), sh(2), sh(3), f"{MH}_no0", "odd", sh(5)]) == \
         f"{sh(1)}-no3, {MH}_no0, odd, {sh(5)}"
+
+
+@pytest.mark.parametrize("run_id, files, fields", [
+    ("imported-gemini-2.5-flash-lite-6k", (SH_FILE, MH_FILE), {}),
+    ("imported-nous-6k", (NOUS_FILE,), {"prediction": "answer", "em": "correct"})])
+def test_the_committed_imported_runs_reproduce(run_id, files, fields, tmp_path, monkeypatch):
+    root = Path(__file__).resolve().parents[1]
+    committed = root / "results" / run_id
+    meta = orjson.loads((committed / "meta.json").read_bytes())
+    monkeypatch.chdir(root)                 # the committed meta names files relative to it
+    run = score_files([str(p.relative_to(root)) for p in files], data=meta["data"],
+                      name=meta["system"], fields=fields, results=tmp_path, run_id=run_id)
+    assert [f["path"] for f in run.meta["files"]] == [f["path"] for f in meta["files"]]
+    for name in ("predictions.jsonl", "metrics.json", "table.md", "table.tex"):
+        assert (run.path / name).read_bytes() == (committed / name).read_bytes(), name
