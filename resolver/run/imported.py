@@ -184,6 +184,35 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._") or "system"
 
 
+def _prediction_rows(joined: Joined, predictions: list[Prediction], ems: list, stales: list,
+                     gold: Gold) -> tuple[list[dict], list[dict], list[str], list[str]]:
+    """predictions.jsonl rows (result_schema.ImportedPredictionRow), in data order, with the
+    gold disagreements, the questions without a record and those with an empty prediction."""
+    rows, disagreements, missing, empty = [], [], [], []
+    for q, pred, em, stale in zip(joined.questions, predictions, ems, stales):
+        found = joined.records.get(q.qid)
+        hf, record = found if found else (None, None)
+        answers = list(gold[q.qid])
+        if record is None:
+            missing.append(q.qid)
+        elif record.prediction == "":
+            empty.append(q.qid)
+        if record is not None and record.gold is not None \
+                and not _same_gold(record.gold, gold[q.qid]):
+            disagreements.append({"qid": q.qid, "file": hf.path, "record": record.where,
+                                  "file_gold": list(record.gold), "gold": answers})
+        rows.append({"qid": q.qid, "source": q.source, "question": q.text,
+                     "prediction": pred.answer,
+                     "parsed_prediction": scoring.parse_output(pred.answer),
+                     "gold": answers, "em": em,
+                     "stale": stale.stale if stale is not None and stale.eligible else None,
+                     "file": hf.path if hf else None, "record": record.where if record else None,
+                     "file_gold": list(record.gold) if record and record.gold is not None
+                     else None,
+                     "reported_em": record.reported_em if record else None})
+    return rows, disagreements, missing, empty
+
+
 def score_files(files, *, data=(), name: str | None = None, fields: dict[str, str] | None = None,
                 fmt: str | None = None, results: str | Path | None = None,
                 run_id: str | None = None) -> Run:
@@ -212,28 +241,8 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
     cells, ems, stales = scoring.build_cells(dataset, predictions, gold, scoring.harness_score)
     em_of = {p.qid: em for p, em in zip(predictions, ems)}
 
-    rows, disagreements, missing, empty = [], [], [], []
-    for q, pred, em, stale in zip(joined.questions, predictions, ems, stales):
-        found = joined.records.get(q.qid)
-        hf, record = found if found else (None, None)
-        answers = list(gold[q.qid])
-        if record is None:
-            missing.append(q.qid)
-        elif record.prediction == "":
-            empty.append(q.qid)
-        if record is not None and record.gold is not None \
-                and not _same_gold(record.gold, gold[q.qid]):
-            disagreements.append({"qid": q.qid, "file": hf.path, "record": record.where,
-                                  "file_gold": list(record.gold), "gold": answers})
-        rows.append({"qid": q.qid, "source": q.source, "question": q.text,
-                     "prediction": pred.answer,
-                     "parsed_prediction": scoring.parse_output(pred.answer),
-                     "gold": answers, "em": em,
-                     "stale": stale.stale if stale is not None and stale.eligible else None,
-                     "file": hf.path if hf else None, "record": record.where if record else None,
-                     "file_gold": list(record.gold) if record and record.gold is not None
-                     else None,
-                     "reported_em": record.reported_em if record else None})
+    rows, disagreements, missing, empty = _prediction_rows(joined, predictions, ems, stales,
+                                                           gold)
     gold_differs = {d["qid"] for d in disagreements}
     checks = [_file_check(hf, em_of, gold_differs) for hf in harness]
     for check in checks:
