@@ -16,10 +16,19 @@ the first that applies wins:
    exchanged), `other`. Kinds are tried in that order against every gold path from the entity.
 6. `search_error`: the plan's chain is the relation chain of a gold path, yet no candidate
    reached the gold (the search took a wrong version or branch).
+
+A run imported by `factres score` (another system's predictions: no plans, no candidates) has
+buckets that need only the prediction, the gold paths and the store, tried in this order:
+`no_gold_path` (as above), `unanswered` (no record in the import, or an empty prediction),
+`needs_older_version` (as above), `stale` (a gold path takes the latest version at every hop,
+and the answer is an earlier value of its last key: the superseded value of the right key),
+`latest_path_missed` (a latest-version gold path existed, and the answer is something else).
+Answers are matched as the harness scores them (`scoring.harness_score`).
 """
 from __future__ import annotations
 
 from resolver.plan.plans import Plan, step_relations
+from resolver.run.scoring import harness_score
 from resolver.text.relations import inventory
 
 from .gold import is_hit
@@ -30,6 +39,9 @@ BUCKETS = ("no_gold_path", "reader_error", "selection_error", "needs_older_versi
            "plan_error:no_plan", "plan_error:wrong_base_entity", "plan_error:near_synonym",
            "plan_error:hop_short", "plan_error:hop_padded", "plan_error:swapped",
            "plan_error:other", "search_error")
+IMPORTED = "imported"       # meta.json "kind" of a run written by factres score
+IMPORTED_BUCKETS = ("no_gold_path", "unanswered", "needs_older_version", "stale",
+                    "latest_path_missed")
 
 
 def _fits(step: str, relation: str) -> bool:
@@ -110,14 +122,47 @@ def classify(row: dict, trace: dict, qp: QuestionPaths) -> tuple[str, str]:
     return f"plan_error:{kind}", detail
 
 
-def misses_report(run: Run, question_paths: list[QuestionPaths] | None = None
-                  ) -> tuple[dict, list[dict]]:
+def _path_text(path: GoldPath) -> str:
+    return " ".join([path.start] + [f"-[{h.fact.relation}]-> {h.target}" for h in path.hops])
+
+
+def classify_imported(row: dict, qp: QuestionPaths, store) -> tuple[str, str]:
+    """(bucket, detail) of one missed question of an imported run (`IMPORTED_BUCKETS`)."""
+    if not qp.has_path:
+        return "no_gold_path", ""
+    prediction = row.get("prediction") or ""
+    if prediction == "":
+        return "unanswered", ("no record in the import" if row.get("record") is None
+                              else "empty prediction")
+    latest = [p for p in qp.paths if p.all_latest]
+    if not latest:
+        return "needs_older_version", qp.best().pattern()
+    for path in latest:
+        last = path.hops[-1]
+        if last.reverse:          # the answer is the subject: no key holds it as a value
+            continue
+        subject, relation = last.fact.subject, last.fact.relation
+        earlier = store.versions(subject, relation)[:-1]
+        for back, fact in enumerate(reversed(earlier), start=1):
+            if harness_score(prediction, (fact.object,)):
+                return "stale", (f"answered {fact.object!r}, {back} version(s) before the "
+                                 f"latest {last.fact.object!r} of ({subject}, {relation})")
+    return "latest_path_missed", f"latest gold path {_path_text(latest[0])}"
+
+
+def misses_report(run: Run, question_paths: list[QuestionPaths] | None = None,
+                  dataset=None) -> tuple[dict, list[dict]]:
     """(counts per source and bucket, one row per miss). Reads the run's data for the store and
-    gold; raises InputError when the run is unscored."""
+    gold; raises InputError when the run is unscored. An imported run is sorted into
+    `IMPORTED_BUCKETS`, reading the stores of `dataset` (the run's data when not given)."""
     from resolver.errors import InputError
+    imported = run.meta.get("kind") == IMPORTED
     if question_paths is None:
         dataset, gold = run.load_data()
         question_paths = find_paths(dataset, gold)
+    if imported and dataset is None:
+        dataset, _ = run.load_data()
+    buckets = IMPORTED_BUCKETS if imported else BUCKETS
     by_qid = {qp.question.qid: qp for qp in question_paths}
     rows, totals = [], {}
     for row in run.predictions:
@@ -134,23 +179,28 @@ def misses_report(run: Run, question_paths: list[QuestionPaths] | None = None
         if row["em"]:
             continue
         totals[source]["misses"] += 1
-        bucket, detail = classify(row, run.traces.get(qid, {}), by_qid[qid])
+        if imported:
+            qp = by_qid[qid]
+            bucket, detail = classify_imported(row, qp, dataset.haystack_of(qp.question).store)
+        else:
+            bucket, detail = classify(row, run.traces.get(qid, {}), by_qid[qid])
         rows.append({"qid": qid, "source": source, "question": row.get("question", ""),
                      "prediction": row.get("prediction", ""), "gold": list(by_qid[qid].golds),
                      "bucket": bucket, "detail": detail})
     summary = {}
     for source in sorted(totals):
         counts = {b: sum(1 for r in rows if r["source"] == source and r["bucket"] == b)
-                  for b in BUCKETS}
+                  for b in buckets}
         summary[source] = dict(totals[source], buckets=counts)
     return summary, rows
 
 
-def misses_markdown(run_id: str, summary: dict, rows: list[dict]) -> str:
+def misses_markdown(run_id: str, summary: dict, rows: list[dict],
+                    buckets: tuple[str, ...] = BUCKETS) -> str:
     from .report import md_table
     out = [f"# Misses of run {run_id}, by the bucket where they broke\n"]
     sources = list(summary)
-    used = [b for b in BUCKETS if any(summary[s]["buckets"][b] for s in sources)]
+    used = [b for b in buckets if any(summary[s]["buckets"][b] for s in sources)]
     out.append(md_table(["bucket"] + sources + ["all"],
                         [["questions"] + [summary[s]["questions"] for s in sources]
                          + [sum(summary[s]["questions"] for s in sources)],
@@ -172,6 +222,8 @@ def analyse(run_ref, root=None):
     from .runs import load_run
     run = load_run(run_ref, root or RESULTS)
     summary, rows = misses_report(run)
+    buckets = IMPORTED_BUCKETS if run.meta.get("kind") == IMPORTED else BUCKETS
     payload = {"command": "misses", "run": run.run_id, "data": run.meta.get("data"),
-               "buckets": list(BUCKETS), "summary": summary, "misses": rows}
-    return Analysis("misses", run.run_id, payload, misses_markdown(run.run_id, summary, rows))
+               "buckets": list(buckets), "summary": summary, "misses": rows}
+    return Analysis("misses", run.run_id, payload,
+                    misses_markdown(run.run_id, summary, rows, buckets))

@@ -1,8 +1,9 @@
 """Gold never reaches planning or search, and runs are deterministic.
 
-(1) The import graph: planning and search modules import neither `resolver.run.scoring` (the one
-resolver module that reads gold) nor `oracle`, following resolver imports transitively, lazy
-imports inside functions included; no resolver module imports oracle at all.
+(1) The import graph: planning and search modules import neither `resolver.run.scoring` nor
+`resolver.run.imported` (the resolver modules that read gold) nor `oracle`, following resolver
+imports transitively, lazy imports inside functions included; no resolver module imports oracle
+at all.
 (2) Replacing every gold answer with nonsense changes no prediction.
 (3) Two runs of the same inputs write byte-identical predictions.jsonl.
 """
@@ -24,7 +25,7 @@ PACKAGE = Path(resolver.__file__).resolve().parent
 PLAN_AND_SEARCH = ["plan.plans", "plan.planning", "plan.compile_rules", "plan.compile_lexicon",
                    "models.compile_ollama", "plan.lexicon", "plan.question", "search.path_search",
                    "search.resolve", "search.candidates", "store.fact_store", "text.facts"]
-FORBIDDEN = ("resolver.run.scoring", "oracle")
+FORBIDDEN = ("resolver.run.scoring", "resolver.run.imported", "oracle")
 
 
 def _module_file(name: str) -> Path | None:

@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
           "Resolve every question, score it as MemoryAgentBench does, and record the run in "
           "results/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, table.md, "
           "table.tex)."),
+    "score": ("resolver.cli.score:score_command",
+              "Score another system's predictions as MemoryAgentBench does and record them as "
+              "a run in results/<run-id>/ (meta.json, predictions.jsonl, metrics.json, "
+              "table.md, table.tex)."),
     "table": ("resolver.cli.run:table_command",
             "Print the score table of a finished run (a run id or a run folder), re-rendered from "
             "its metrics.json."),

@@ -9,7 +9,8 @@ the references file (`resolver.report.references`). Nothing is typed by hand. Ea
   interval at 6K, 32K, 64K and 262K for single-hop and multi-hop, the mean over the sizes the
   run has (its metrics.json pooled rows), and the run's commit, marked when the tree was dirty or
   the test run was admitted with --allow-dirty, or its configuration was not frozen. Dev rows,
-  then test rows. Only MemoryAgentBench FactConsolidation sources
+  then test rows, then other systems' runs imported by `factres score` (the system's name for
+  plan sets, mode "imported"). Only MemoryAgentBench FactConsolidation sources
   (`factconsolidation_{sh,mh}_<size>`) fill cells: a run of other data is left out, with a note.
 - mab-nbest: per oracle N-best folder and multi-hop source, plan recall@N and success@N.
 - mab-ceiling: per oracle ceiling folder and multi-hop source, questions with a gold path, the
@@ -49,6 +50,8 @@ PREVIEW_FILE = "preview.tex"
 SIZE_LABEL = {s: s.upper() for s in SIZES}
 
 DIRTY, UNFROZEN, UNCHECKED = "†", "‡", "*"
+IMPORTED = "imported"          # meta.json "kind" of a factres score run, and its mode cell
+PARTIAL = "§"                  # an imported run some questions have no prediction in
 NOT_TRANSCRIBED = "n/t"
 
 
@@ -101,15 +104,25 @@ def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
         # of its kind is FactConsolidation (else it would mix in other data).
         if row.get("pooled") and kind in kinds_present and kind not in other_kinds:
             pooled[kind] = row
-    sets = " + ".join(r.get("set_id", "?") for r in meta.get("plan_sets", [])) or "?"
-    mode = (meta.get("config") or {}).get("mode") or "search"
     commit = ((meta.get("git") or {}).get("commit") or "unknown")[:7]
-    out = [Cell(sets), Cell(mode), Cell(meta.get("reader") or metrics.get("reader") or "none"),
-           Cell(meta.get("split") or metrics.get("split") or "?")]
+    split = Cell(meta.get("split") or metrics.get("split") or "?")
+    if meta.get("kind") == IMPORTED:
+        # Another system's predictions: its name where a resolver run names its plan sets. No
+        # frozen configuration applies (nothing was resolved); the commit is factres's that
+        # scored them.
+        partial = PARTIAL if (meta.get("counts") or {}).get("missing") else ""
+        out = [Cell(meta.get("system") or "?", mark=partial), Cell(IMPORTED), Cell(DASH), split]
+        marks = DIRTY if (meta.get("git") or {}).get("dirty") else ""
+    else:
+        sets = " + ".join(r.get("set_id", "?") for r in meta.get("plan_sets", [])) or "?"
+        mode = (meta.get("config") or {}).get("mode") or "search"
+        out = [Cell(sets), Cell(mode),
+               Cell(meta.get("reader") or metrics.get("reader") or "none"), split]
+        marks = _run_marks(meta)
     for size in SIZES:
         out += [_em_cell(cells.get((size, "sh"))), _em_cell(cells.get((size, "mh")))]
     out += [_em_cell(pooled.get("sh")), _em_cell(pooled.get("mh"))]
-    out.append(Cell(commit, mark=_run_marks(meta)))
+    out.append(Cell(commit, mark=marks))
     return tuple(out)
 
 
@@ -122,7 +135,9 @@ def fc_table(folders: list[Folder], notes: list[str]) -> Table | None:
             notes.append(f"mab-fc: {folder.name} left out: no MemoryAgentBench "
                          "FactConsolidation source (factconsolidation_sh/mh_<size>)")
             continue
-        groups.setdefault(row[3].text, []).append(row)
+        # Other systems sit below factres's runs, after a rule.
+        group = IMPORTED if row[1].text == IMPORTED else row[3].text
+        groups.setdefault(group, []).append(row)
         used.append(folder.name)
     if not used:
         return None
@@ -134,6 +149,12 @@ def fc_table(folders: list[Folder], notes: list[str]) -> Table | None:
                     "admitted with --allow-dirty.")
     if UNFROZEN in marks:
         foot.append(f"{UNFROZEN} test run from a configuration not frozen with factres freeze.")
+    if groups.get(IMPORTED):
+        foot.append("imported: another system's predictions, scored by factres score against "
+                    "the rows' gold (first column: the system; commit: factres's).")
+    if any(row[0].mark for row in groups.get(IMPORTED, [])):
+        foot.append(f"{PARTIAL} some questions have no prediction in the imported files: they "
+                    "count as unanswered and wrong (listed in the run's meta.json).")
     headers = ("plan sets", "mode", "reader", "split") + ("sh", "mh") * (len(SIZES) + 1) \
         + ("commit",)
     header_groups = ((("", 4),) + tuple((SIZE_LABEL[s], 2) for s in SIZES)

@@ -6,6 +6,10 @@
     metrics.json       MetricsJson: one MetricsRow per source, then the pooled rows
     table.md/.tex      the metrics rows rendered by resolver.run.tables
 
+An imported run (`factres score`: another system's predictions) has the same files; its
+meta.json is an ImportedMetaJson (`"kind": "imported"`), its rows ImportedPredictionRows, and
+its traces.jsonl is empty.
+
 Every JSON file is written with orjson and sorted keys; JSONL files hold one object per line.
 Nothing time-dependent goes into predictions.jsonl, traces.jsonl or metrics.json: only
 meta.json carries a creation time. A folder named `<run-id>` is complete (it is renamed into
@@ -28,6 +32,7 @@ TABLE_MD_FILE = "table.md"
 TABLE_TEX_FILE = "table.tex"
 
 META_SCHEMA = "factres.run/1"
+IMPORTED_META_SCHEMA = "factres.imported/1"    # meta.json of an imported run (factres score)
 METRICS_SCHEMA = "factres.metrics/1"
 
 
@@ -92,6 +97,62 @@ class PredictionRow(TypedDict):
     plan_set: str | None           # the winner's plan set
     reader: str                    # "none" or the reader's name
     reason: str                    # why unanswered, else ""
+
+
+class ImportedPredictionRow(TypedDict):
+    """A predictions.jsonl row of an imported run (`factres score`, resolver.run.imported)."""
+    qid: str
+    source: str
+    question: str                  # the rows' question text
+    prediction: str                # the file's raw prediction ("" = unanswered or no record)
+    parsed_prediction: str         # the harness's parse_output(prediction)
+    gold: list[str]                # the rows' answers: what is scored
+    em: int                        # harness EM: the max over prediction and parsed_prediction
+    stale: bool | None             # single-hop, gold the final value of a key with several
+                                   # versions: answered with an earlier value; else None
+    file: str | None               # the file the record came from; None when it has none
+    record: str | None             # where in it ("record 3", "line 4"); None when missing
+    file_gold: list[str] | None    # the file's own gold (compared, never scored)
+    reported_em: int | None        # the file's own score of the record (its em field)
+
+
+class ImportedFile(TypedDict):
+    """One imported file, as meta.json's `files` records it."""
+    path: str                      # as given
+    sha256: str
+    format: str                    # "mab", "jsonl", "csv" or "json"
+    fields: dict[str, str]         # field map used: id, prediction, gold, source, em -> key
+    source: str | None             # the source the file names (mab: sub_dataset)
+    sources: list[str]             # the sources its records (and name) cover
+    records: int
+    agent_config: dict | None      # mab: the harness's configuration, as written
+    dataset_config: dict | None
+    notes: list[str]               # byte-order mark removed, CRLF read as LF
+    reported_score: float | None   # the file's own EM in percent, if it reports one
+    reported_from: str | None      # "averaged_metrics.substring_exact_match" or "mean of 'X'"
+    factres_score: float | None    # factres's EM (percent) of the same records
+    agrees: bool | None            # same score and no record scored differently; None: nothing
+                                   # reported to compare
+    differing: list[dict]          # records scored differently: qid, record, reported, factres,
+                                   # file_gold_differs
+
+
+class ImportedMetaJson(TypedDict):
+    """meta.json of an imported run. Shares with MetaJson: schema, run_id, created_utc,
+    config_sha256, config_identity, data, data_sha256, split, reader, counts, versions, git."""
+    schema: str                    # IMPORTED_META_SCHEMA
+    kind: str                      # "imported" (a resolver run's meta has no kind)
+    system: str                    # the system's name (--name, else the files' agent_name)
+    system_from: str               # "--name", "agent_config.agent_name" or "file name"
+    data: list[str]                # row files: their contexts rebuild the stores, their gold
+                                   # is what was scored
+    split: str                     # the splits of the sources, joined by "+" ("dev", "test")
+    splits: dict[str, str]         # source -> "dev" (6K), "test" (32K-262K) or "other"
+    scoring: dict[str, str]        # the metric, its rule and which gold
+    files: list[ImportedFile]
+    missing: list[str]             # questions of covered sources with no record (scored 0)
+    empty: list[str]               # questions whose record has an empty prediction
+    gold_disagreements: list[dict] # qid, file, record, file_gold, gold
 
 
 class TraceRow(TypedDict, total=False):

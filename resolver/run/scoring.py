@@ -1,7 +1,8 @@
 """Scoring, exactly as MemoryAgentBench does it, plus the stale rate and bootstrap intervals.
 
-This is the only resolver module that reads gold (`haystack.Gold`). Planning and search never
-import it (tests/test_gold_isolation.py checks the import graph).
+This is the only resolver module that reads gold (`haystack.Gold`), with `run.imported`, which
+scores other systems' predictions through it. Planning and search never import either
+(tests/test_gold_isolation.py checks the import graph).
 
 MemoryAgentBench scores FactConsolidation with `substring_exact_match`: the SQuAD normalisation
 (lowercase; delete every `string.punctuation` character; the whole words a/an/the become a space;
@@ -19,7 +20,7 @@ import re
 import string
 import zlib
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -33,6 +34,8 @@ BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20240601          # fixed: the same run gives the same intervals
 BOOTSTRAP_LEVEL = 0.95
 KIND_ORDER = ("sh", "mh")          # pooled rows, in this order, then "all"
+
+Scorer = Callable[[str, Sequence[str]], int]     # (prediction, gold answers) -> 0 or 1
 
 
 # ---- MemoryAgentBench's metric ------------------------------------------------------------
@@ -63,6 +66,37 @@ def score_answer(prediction: str, gold_answers: Sequence[str]) -> int:
     return substring_exact_match(prediction, gold_answers)
 
 
+# ---- the harness's answer parsing ------------------------------------------------------------
+ANSWER_PREFIX = "Answer:"
+# MemoryAgentBench's `parse_output` (from HELMET): the rest of the line after the first
+# "Answer:" (any case), else the first line. `.` stops at "\n" only, so a CRLF output keeps its
+# "\r" until the strip, as there.
+_AFTER_PREFIX = re.compile(f"(?:{re.escape(ANSWER_PREFIX)})(.*)(?:\n|$)", re.IGNORECASE)
+_FIRST_LINE = re.compile(r"(?:^)(.*)(?:\n|$)")
+_LEADING_PREFIX = re.compile(f"^{re.escape(ANSWER_PREFIX)}", re.IGNORECASE)
+
+
+def parse_output(output: str) -> str:
+    """The harness's parsed answer of a raw model output: the text after "Answer:" to the end of
+    that line, else the first line; stripped, and a repeated leading "Answer:" dropped (chat
+    models echo it)."""
+    for pattern in (_AFTER_PREFIX, _FIRST_LINE):
+        match = pattern.search(output)
+        if match is not None:
+            return _LEADING_PREFIX.sub("", match[1].strip()).strip()
+    return ""          # unreachable: the first-line pattern matches every string
+
+
+def harness_score(output: str, gold_answers: Sequence[str]) -> int:
+    """EM of an imported output as the MemoryAgentBench harness scores it: the better of the raw
+    output and `parse_output(output)` (its `substring_exact_match` is a max over the two).
+
+    Through `score_answer`, so an empty string scores 0 whatever its gold; the harness would
+    score 1 there only for a gold that normalises to "" (no bundled row has one)."""
+    return max(score_answer(output, gold_answers),
+               score_answer(parse_output(output), gold_answers))
+
+
 # ---- stale rate -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Staleness:
@@ -90,14 +124,15 @@ def _question_keys(prediction: Prediction, question: Question, store) -> list[tu
 
 
 def staleness(prediction: Prediction, question: Question, store, gold_answers: Sequence[str],
-              em: int) -> Staleness:
+              em: int, score: Scorer = substring_exact_match) -> Staleness:
     """Is this single-hop prediction stale?
 
     The question's key is the first of `_question_keys` whose *final* value matches the gold
     (`substring_exact_match(final object, gold)`); no such key -> not eligible. The question
     is eligible when that key has more than one version, and stale when it is eligible, scored
-    0, and its prediction matches (same substring rule) the object of an earlier version of the
-    key. Multi-hop questions are never eligible."""
+    0, and its prediction matches (by `score`: the substring rule, or the harness's rule for
+    imported outputs) the object of an earlier version of the key. Multi-hop questions are never
+    eligible."""
     if question.kind != "sh" or not gold_answers:
         return Staleness(None, False, False)
     for subject, relation in _question_keys(prediction, question, store):
@@ -108,7 +143,7 @@ def staleness(prediction: Prediction, question: Question, store, gold_answers: S
             return Staleness((subject, relation), False, False)
         earlier = [v.object for v in versions[:-1]]
         stale = (em == 0 and prediction.answer != ""
-                 and any(substring_exact_match(prediction.answer, (e,)) for e in earlier))
+                 and any(score(prediction.answer, (e,)) for e in earlier))
         return Staleness((subject, relation), True, stale)
     return Staleness(None, False, False)
 
@@ -160,9 +195,11 @@ def _kind_order(kind: str) -> int:
     return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
 
 
-def build_cells(dataset: Dataset, predictions: list[Prediction], gold: Gold | None
+def build_cells(dataset: Dataset, predictions: list[Prediction], gold: Gold | None,
+                score: Scorer = score_answer
                 ) -> tuple[list[Cell], list[int | None], list[Staleness | None]]:
-    """Score every prediction (EM and staleness) and group them by source.
+    """Score every prediction (EM and staleness, both by `score`: `score_answer` for the
+    resolver's strings, `harness_score` for imported outputs) and group them by source.
 
     Returns the cells (ordered sh then mh, sizes ascending), and per prediction its EM and
     staleness (None when unscored, i.e. `gold` is None)."""
@@ -182,8 +219,9 @@ def build_cells(dataset: Dataset, predictions: list[Prediction], gold: Gold | No
             stales.append(None)
             continue
         answers = gold[pred.qid]
-        em = score_answer(pred.answer, answers)
-        stale = staleness(pred, question, dataset.haystack_of(question).store, answers, em)
+        em = score(pred.answer, answers)
+        stale = staleness(pred, question, dataset.haystack_of(question).store, answers, em,
+                          score)
         cell.em.append(em)
         cell.stale += int(stale.stale)
         cell.stale_eligible += int(stale.eligible)

@@ -1,0 +1,289 @@
+"""Prediction files of other systems, read into `Record`s: the official MemoryAgentBench harness
+output and generic JSONL, CSV or JSON record lists.
+
+- `mab`: one JSON object per source, as the harness writes it
+  (`<output_dir>/Conflict_Resolution/<sub_dataset>_..._results.json`): `agent_config`,
+  `dataset_config` (`sub_dataset` names the source), `data` (one record per question the model
+  answered: `output`, `parsed_output`, `answer`, `qa_pair_id`, per-record metrics), `metrics`,
+  `averaged_metrics` (percent).
+- `jsonl`, `csv`, `json` (a list of objects): one record per question with an id and a
+  prediction; the field names come from the field map (`--field prediction=answer`), else from
+  the first of `GENERIC_CANDIDATES` the first record has. Harness files always use the
+  harness's names (`MAB_FIELDS`), so one field map serves the generic files of a mixed call.
+
+Reading checks the shapes only (every record has an id and a prediction of the right types,
+no id twice in a file); joining records to questions and scoring them is `imported`'s job. A
+byte-order mark and CRLF line endings are read through and noted. The rows' gold is what gets
+scored: a gold inside the file is kept only to be compared."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from resolver.errors import InputError
+from resolver.haystack import decode, sha256_bytes
+
+FORMATS = ("mab", "jsonl", "csv", "json")
+# What a field map may name: the question id, the prediction, the file's own gold, the source a
+# record claims, and the file's own per-record score (0/1 or a boolean).
+FIELDS = ("id", "prediction", "gold", "source", "em")
+REQUIRED = ("id", "prediction")
+MAB_FIELDS = {"id": "qa_pair_id", "prediction": "output", "gold": "answer",
+              "em": "substring_exact_match"}
+# Generic files: the first of these names the first record has. "answer" is in none of them:
+# it is the gold in the harness's files and the prediction in others, so it must be named.
+GENERIC_CANDIDATES = {"id": ("qa_pair_id", "qid"), "prediction": ("prediction", "output"),
+                      "gold": ("gold", "golds", "answers"), "source": ("source",)}
+REPORTED_METRIC = "substring_exact_match"
+_TRUE = {"1", "1.0", "true"}
+_FALSE = {"0", "0.0", "false"}
+
+
+@dataclass(frozen=True)
+class Record:
+    """One question's prediction as a file has it."""
+    number: int                        # 1-based position among the file's records
+    where: str                         # "record 3" or "line 4": what an error names
+    qid: str
+    prediction: str                    # "" when the file's value is null
+    gold: tuple[str, ...] | None       # the file's own gold, if it has one
+    source: str | None                 # the source the record claims, if it names one
+    reported_em: int | None            # the file's own score of the record, if it has one
+
+
+@dataclass
+class HarnessFile:
+    path: str
+    sha256: str
+    format: str
+    fields: dict[str, str]             # the field map used: field -> the file's key
+    records: list[Record]
+    source: str | None                 # mab: dataset_config.sub_dataset
+    agent_config: dict | None          # mab: the harness's agent configuration
+    dataset_config: dict | None
+    reported_score: float | None       # mab: averaged_metrics.substring_exact_match (percent)
+    notes: tuple[str, ...]             # byte-order mark, CRLF
+
+
+def parse_field_map(pairs) -> dict[str, str]:
+    """`["prediction=answer", "id=qa_pair_id"]` -> {"prediction": "answer", "id": "qa_pair_id"}."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or key not in FIELDS or not value:
+            raise InputError(f"bad --field {pair!r}",
+                             expected=f"FIELD=NAME with FIELD one of {', '.join(FIELDS)}")
+        if key in out and out[key] != value:
+            raise InputError(f"--field {key} given twice ({out[key]!r} and {value!r})")
+        out[key] = value
+    return out
+
+
+# ---- formats --------------------------------------------------------------------------------
+# The standard library's parser, not orjson: the harness writes with Python's json, which puts
+# NaN in averaged_metrics when `data` is empty, and orjson refuses NaN.
+def _json(text: str, path: str, line: int | None = None):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path,
+                         line=line if line is not None else exc.lineno) from None
+
+
+def _objects_of_jsonl(text: str, path: str) -> list[tuple[str, dict]]:
+    out = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        obj = _json(line, path, number)
+        if not isinstance(obj, dict):
+            raise InputError("the line is not a JSON object", path=path, line=number,
+                             expected="one JSON object per line")
+        out.append((f"line {number}", obj))
+    return out
+
+
+def _objects_of_csv(text: str, path: str) -> list[tuple[str, dict]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if not reader.fieldnames:
+        raise InputError("no header line", path=path, line=1,
+                         expected="a CSV header naming the columns")
+    out = []
+    for row in reader:
+        if None in row:            # more cells than the header names
+            raise InputError(f"{len(row[None]) + len(reader.fieldnames)} cells for "
+                             f"{len(reader.fieldnames)} columns", path=path,
+                             line=reader.line_num, expected="one cell per header column")
+        out.append((f"line {reader.line_num}", row))
+    return out
+
+
+def _objects_of_list(obj, path: str, where: str) -> list[tuple[str, dict]]:
+    if not isinstance(obj, list):
+        raise InputError(f"{where} is not a list", path=path, expected="a list of records")
+    for i, item in enumerate(obj):
+        if not isinstance(item, dict):
+            raise InputError(f"record {i + 1} is not an object", path=path,
+                             expected="one JSON object per record")
+    return [(f"record {i + 1}", item) for i, item in enumerate(obj)]
+
+
+def detect_format(path: str, text: str) -> str:
+    """The format of a file from its name and top level."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".jsonl":
+        return "jsonl"
+    if suffix == ".csv":
+        return "csv"
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        return "mab"
+    if stripped.startswith("["):
+        return "json"
+    raise InputError("cannot tell the format", path=path,
+                     expected="a MemoryAgentBench results .json (an object with 'data'), a "
+                              "JSON list of records, .jsonl or .csv; or name it with --format")
+
+
+# ---- values ---------------------------------------------------------------------------------
+def _fail(path: str, where: str, message: str, expected: str) -> InputError:
+    return InputError(f"{where}: {message}", path=path, expected=expected)
+
+
+def _text(value, path: str, where: str, name: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _fail(path, where, f"{name!r} is {type(value).__name__} {value!r}",
+                    "a string (or null for no answer)")
+    return value
+
+
+def _gold(value, path: str, where: str, name: str, fmt: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if fmt == "csv" and isinstance(value, str) and value.lstrip().startswith("["):
+        value = _json(value, path)      # a CSV cell may hold a JSON list of answers
+    if isinstance(value, str):          # resumed harness runs store one plain string
+        return (value,)
+    if isinstance(value, list) and all(isinstance(a, str) for a in value):
+        return tuple(value)
+    raise _fail(path, where, f"{name!r} is {value!r}", "a list of strings or one string")
+
+
+def _reported(value, path: str, where: str, name: str) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return int(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return int(value.strip().lower() in _TRUE)
+    raise _fail(path, where, f"{name!r} is {value!r}", "a per-record score: 0, 1, true or false")
+
+
+def _resolve_fields(fmt: str, given: dict[str, str], first: dict | None, path: str
+                    ) -> dict[str, str]:
+    if fmt == "mab":
+        # The harness names its fields itself; a field map is for the generic files beside it.
+        return dict(MAB_FIELDS)
+    fields = dict(given)
+    for field, names in GENERIC_CANDIDATES.items():
+        if field not in fields and first is not None:
+            found = next((n for n in names if n in first), None)
+            if found is not None:
+                fields[field] = found
+    if first is not None:
+        for field in REQUIRED:
+            if field not in fields:
+                raise InputError(f"no {field} field: the first record has "
+                                 f"{', '.join(sorted(first)) or 'no fields'}", path=path,
+                                 expected=f"one of {', '.join(GENERIC_CANDIDATES[field])}, or "
+                                          f"--field {field}=NAME")
+    return fields
+
+
+def _record(number: int, where: str, obj: dict, fields: dict[str, str], path: str, fmt: str
+            ) -> Record:
+    for field in REQUIRED:
+        if fields[field] not in obj:
+            raise _fail(path, where, f"no {fields[field]!r} ({field})",
+                        f"every record to have {fields[field]!r}")
+    qid = obj[fields["id"]]
+    if not isinstance(qid, str) or not qid.strip():
+        raise _fail(path, where, f"{fields['id']!r} is {qid!r}", "a question id string")
+    gold = _gold(obj.get(fields["gold"]), path, where, fields["gold"], fmt) \
+        if "gold" in fields else None
+    source = obj.get(fields["source"]) if "source" in fields else None
+    if source is not None and not isinstance(source, str):
+        raise _fail(path, where, f"{fields['source']!r} is {source!r}", "a source name")
+    reported = _reported(obj.get(fields["em"]), path, where, fields["em"]) \
+        if "em" in fields else None
+    return Record(number, where, qid.strip(),
+                  _text(obj[fields["prediction"]], path, where, fields["prediction"]),
+                  gold, source or None, reported)
+
+
+def _reported_score(averaged, path: str) -> float | None:
+    if not isinstance(averaged, dict):
+        return None
+    value = averaged.get(REPORTED_METRIC)
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return None if math.isnan(value) else float(value)
+
+
+def read_file(path: str | Path, fields: dict[str, str] | None = None, fmt: str | None = None
+              ) -> HarnessFile:
+    """Read one prediction file. `fields` names a generic file's fields; `fmt` skips
+    detection. Raises InputError naming the file and the record for anything malformed."""
+    path = str(path)
+    if not Path(path).is_file():
+        raise InputError("no such file", path=path)
+    data = Path(path).read_bytes()
+    text, notes = decode(data, path)
+    fmt = fmt or detect_format(path, text)
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format {fmt!r}", path=path, expected=", ".join(FORMATS))
+    source = agent = dataset_config = reported = None
+    if fmt == "jsonl":
+        objects = _objects_of_jsonl(text, path)
+    elif fmt == "csv":
+        objects = _objects_of_csv(text, path)
+    else:
+        top = _json(text, path)
+        if fmt == "json":
+            objects = _objects_of_list(top, path, "the top level")
+        else:
+            if not isinstance(top, dict) or not isinstance(top.get("data"), list):
+                raise InputError("no 'data' list at the top level", path=path,
+                                 expected="a MemoryAgentBench results file (agent_config, "
+                                          "dataset_config, data, averaged_metrics)")
+            objects = _objects_of_list(top["data"], path, "'data'")
+            agent = top.get("agent_config") if isinstance(top.get("agent_config"), dict) \
+                else None
+            dataset_config = top.get("dataset_config") \
+                if isinstance(top.get("dataset_config"), dict) else None
+            source = (dataset_config or {}).get("sub_dataset") or None
+            reported = _reported_score(top.get("averaged_metrics"), path)
+    resolved = _resolve_fields(fmt, dict(fields or {}), objects[0][1] if objects else None,
+                               path)
+    records, seen = [], {}
+    for number, (where, obj) in enumerate(objects, start=1):
+        record = _record(number, where, obj, resolved, path, fmt)
+        if record.qid in seen:
+            raise _fail(path, where, f"question {record.qid!r} again (first at "
+                        f"{seen[record.qid]})", "one record per question")
+        seen[record.qid] = where
+        records.append(record)
+    if not records and fmt != "mab":
+        raise InputError("no records", path=path,
+                         expected="one record per question with an id and a prediction")
+    return HarnessFile(path, sha256_bytes(data), fmt, resolved, records,
+                       str(source) if source else None, agent, dataset_config, reported, notes)

@@ -1,0 +1,79 @@
+"""`factres score`, and `factres table` / `factres oracle misses` on the run it writes."""
+from __future__ import annotations
+
+import json
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from test_imported import MH_FILE, NOUS_FILE, SH_FILE
+
+from oracle.cli import main
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    monkeypatch.setenv("FACTRES_RESULTS", str(tmp_path / "results"))
+    return tmp_path / "results"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_score_the_harness_samples(results):
+    result = invoke("score", SH_FILE, MH_FILE)
+    assert result.exit_code == 0
+    (folder,) = results.iterdir()
+    table = (folder / "table.md").read_text()
+    assert result.stdout == f"{table}\nrun {folder.name} written to {folder}/\n"
+    assert table.splitlines()[2] == ("| factconsolidation_sh_6k | sh | "
+                                     "Long_context_agent_gemini-2.5-flash-lite | 100 | "
+                                     "65.0 [55.0, 74.0] | 100.0 | 47.3 (35/74) |")
+    assert result.stderr == (
+        f"note: {SH_FILE}: reports 65 (averaged_metrics.substring_exact_match) over 100 "
+        "record(s); factres scores the same\n"
+        f"note: {MH_FILE}: reports 4 (averaged_metrics.substring_exact_match) over 100 "
+        "record(s); factres scores the same\n")
+    # the run's table re-renders, and the oracle sorts its misses
+    again = invoke("table", folder.name)
+    assert again.exit_code == 0 and again.stdout == table
+    misses = invoke("oracle", "misses", folder, "--out", results.parent / "misses")
+    assert misses.exit_code == 0
+    payload = orjson.loads((results.parent / "misses" / "misses.json").read_bytes())
+    assert payload["summary"]["factconsolidation_sh_6k"]["misses"] == 35
+
+
+def test_score_a_generic_file_with_a_field_map(results):
+    result = invoke("score", NOUS_FILE, "--field", "prediction=answer", "--field", "em=correct",
+                    "--name", "nous", "--run-id", "nous-6k")
+    assert result.exit_code == 0
+    assert result.stdout.endswith(f"run nous-6k written to {results / 'nous-6k'}/\n")
+    assert result.stderr.splitlines() == [
+        f"note: {NOUS_FILE}: reports 88.75 (mean of 'correct') over 80 record(s); factres "
+        "scores the same",
+        "warning: 120 of 200 question(s) have no record in the import and count as unanswered "
+        "and wrong: factconsolidation_mh_6k_no40-no99, factconsolidation_sh_6k_no40-no99"]
+    meta = orjson.loads((results / "nous-6k" / "meta.json").read_bytes())
+    assert meta["system"] == "nous" and meta["system_from"] == "--name"
+
+
+def test_bad_input_is_one_clean_line(results, tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"qid": "factconsolidation_sh_6k_no0", "prediction": ["x"]})
+                    + "\n")
+    result = invoke("score", path)
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {path}: line 1: 'prediction' is list ['x'] (expected a "
+                             "string (or null for no answer))\n")
+    result = invoke("score", SH_FILE, "--field", "prediction")
+    assert result.exit_code == 1
+    assert result.output == ("Error: <input>: bad --field 'prediction' (expected FIELD=NAME "
+                             "with FIELD one of id, prediction, gold, source, em)\n")
+    assert not results.exists()
+
+
+def test_help_ends_with_an_example():
+    result = invoke("score", "-h")
+    assert result.exit_code == 0
+    assert "Example: factres score" in result.output
