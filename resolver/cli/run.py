@@ -99,6 +99,10 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
         what = "is a source" if len(off) == 1 else "are sources"
         click.echo(f"note: {', '.join(off)} {what} of the {other} split (dev is 6K; test is "
                    "32K, 64K and 262K); recorded in meta.json", err=True)
+    if record["frozen"] and record["frozen_commit"] != record["commit"]:
+        click.echo(f"note: frozen at commit {str(record['frozen_commit'])[:12]}, run at "
+                   f"{str(record['commit'])[:12]}: every package file, version, plan set and "
+                   "weight matches; recorded in meta.json", err=True)
     if record["allow_dirty"] or (record["split"] == "test" and not record["frozen"]):
         click.echo("warning: run admitted with --allow-dirty (dirty tree: "
                    f"{'yes' if record['dirty'] else 'no'}, frozen configuration: "

@@ -85,6 +85,8 @@ class ProtocolRecord(TypedDict):
     frozen: bool                   # a frozen configuration was named and matched exactly
     frozen_config: str | None      # its path, as given
     frozen_sha256: str | None      # its own sha256 (the "sha256" field of the file)
+    frozen_commit: str | None      # the commit it was frozen at (a later commit whose package
+                                   # files all match is no mismatch; both are named)
     mismatches: list[str]          # differences from it (only with allow_dirty)
     allow_dirty: bool              # --allow-dirty: tables mark every row built from this run
     dirty: bool | None             # tracked files differed from the commit (None: no git)
