@@ -55,8 +55,10 @@ def test_a_committed_change_to_a_package_file_is_refused_naming_it(clone):
     assert "every package file, version, plan set and weight matches" in ok.stderr
 
     haystack = repo / "resolver" / "haystack.py"
-    haystack.write_text(haystack.read_text().replace('_SOURCE = re.compile(',
-                                                     '_SOURCE = re.compile(  # changed\n    ', 1))
+    lines = haystack.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("_SOURCE = "))
+    lines[at] = lines[at].rstrip("\n") + "  # one line changed\n"
+    haystack.write_text("".join(lines))
     git(repo, "commit", "-qam", "a one-line change to a package file")
     refused = factres(repo, tmp, "run", "--split", "test", "--config", str(frozen),
                       "--data", data)
