@@ -3,6 +3,9 @@
 the `.incomplete` marker) are refused by every reader."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 from test_oracle_paths import write_tiny
@@ -78,3 +81,21 @@ def test_unfinished_folders_are_refused_by_every_reader(tmp_path):
         assert result.output.startswith(f"Error: {unfinished}: an unfinished folder (.tmp-*")
     # a scan of the results folder skips it: no table has input
     assert invoke("tables", "--results-dir", results, "--table", "mab-fc").exit_code == 1
+
+
+DEFAULT_ID = re.compile(r"(dev|test)-[0-9a-z-]+-[0-9a-f]{8}(-\d+)?\Z")
+COMMITTED = Path(__file__).resolve().parent.parent / "results"
+
+
+@pytest.mark.parametrize("command", ["table", "tables", "oracle misses", "oracle nbest"])
+def test_help_examples_name_runs_the_tool_makes(command):
+    group, *sub = command.split()
+    cmd = main.get_command(None, group)
+    cmd = cmd.commands[sub[0]] if sub else cmd
+    text = " ".join(cmd.help.split())        # the docstring, as written (not as wrapped)
+    words = text.split("Example: factres ")[1].split()[len(command.split()):]
+    runs = [w for i, w in enumerate(words)
+            if not w.startswith("-") and not (i and words[i - 1].startswith("--"))]
+    assert runs
+    for run in runs:
+        assert DEFAULT_ID.match(run) or (COMMITTED / run).is_dir(), run

@@ -52,7 +52,9 @@ def compile_command(planner: str, set_id: str, temperature: float, level: str, h
 
     With ollama:MODEL, one /api/chat request per question; the model sees the question and the
     entity names it mentions, never a fact. A reply that fails validation, or a failed call,
-    falls back to the lexicon plan for that question and the manifest counts why.
+    falls back to the lexicon plan for that question and the manifest counts why. A host that
+    is down, hangs or lacks the model stops the command before the first question; if every
+    call fails, nothing is archived.
 
     Example: factres plans compile --planner ollama:qwen2.5:7b-instruct --set-id qwen7b-t0
     """
