@@ -144,22 +144,53 @@ def test_strict_names_row_and_context_line_and_cuts_a_long_line(tmp_path):
 
 # ---- fuzz ------------------------------------------------------------------------------------
 TEXT = st.one_of(st.text(max_size=12), st.sampled_from(
-    ["What is the capital of France?", "Who is the author of Bleak House?", ""]))
+    ["What is the capital of France?", "Which country is Paris located in?", ""]))
 JSONISH = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), TEXT,
                     st.lists(TEXT, max_size=2), st.dictionaries(TEXT, TEXT, max_size=2))
-CONTEXTS = st.one_of(st.just(CONTEXT), st.just(CONTEXT + "2. fits nothing\n"),
-                     st.just("1. A is owned by B.\n0. C is owned by D.\n"), TEXT, JSONISH)
-ANSWERS = st.one_of(JSONISH, st.lists(st.one_of(TEXT, st.none(), st.lists(TEXT, max_size=2)),
-                                      max_size=3))
-QUESTIONS = st.one_of(JSONISH, st.lists(st.one_of(TEXT, st.none(), st.integers()), max_size=3))
-METADATA = st.one_of(JSONISH, st.fixed_dictionaries({}, optional={
-    "source": st.one_of(st.sampled_from(["factconsolidation_sh_6k", "x_mh_32k"]), JSONISH),
-    "qa_pair_ids": st.one_of(JSONISH, st.lists(st.one_of(TEXT, st.integers(0, 3), st.none()),
-                                               max_size=3))}))
-ROWS = st.fixed_dictionaries({}, optional={"context": CONTEXTS, "questions": QUESTIONS,
-                                           "answers": ANSWERS, "metadata": METADATA})
-FILES = st.one_of(st.lists(ROWS, max_size=3), ROWS, st.fixed_dictionaries({"data": st.lists(
-    ROWS, max_size=2)}), JSONISH)
+CONTEXTS = st.one_of(st.just(CONTEXT), st.just(CONTEXT), st.just(CONTEXT + "2. fits nothing\n"),
+                     st.just("1. A is owned by B.\n0. C is owned by D.\n"), TEXT)
+# Where a row can break: a field replaced by any JSON value, or deleted.
+BREAKS = ("context", "questions", "answers", "metadata", "source", "qa_pair_ids", "answer",
+          "question", "id")
+
+
+@st.composite
+def rows(draw) -> dict:
+    """A well-formed row, then zero to two of its fields broken."""
+    n = draw(st.integers(0, 3))
+    questions = draw(st.lists(TEXT, min_size=n, max_size=n))
+    row = {"context": draw(CONTEXTS), "questions": questions,
+           "answers": [draw(st.one_of(st.lists(TEXT, min_size=1, max_size=2), TEXT))
+                       for _ in questions],
+           "metadata": {"source": draw(st.sampled_from(["factconsolidation_sh_6k",
+                                                        "factconsolidation_mh_32k", "x"])),
+                        "qa_pair_ids": [f"q{draw(st.integers(0, 10**6))}" for _ in questions]}}
+    for where in draw(st.lists(st.sampled_from(BREAKS), max_size=2)):
+        value = draw(JSONISH)
+        delete = draw(st.booleans())
+        meta = row["metadata"] if isinstance(row.get("metadata"), dict) else None
+        lists = {"answer": row.get("answers"), "question": row.get("questions"),
+                 "id": meta.get("qa_pair_ids") if meta else None}
+        if where in lists:
+            target = lists[where]
+            if isinstance(target, list) and target:
+                if delete:
+                    target.pop()
+                else:
+                    target[0] = value
+            continue
+        holder = meta if where in ("source", "qa_pair_ids") else row
+        if holder is None:
+            continue
+        if delete:
+            holder.pop(where, None)
+        else:
+            holder[where] = value
+    return row
+
+
+FILES = st.one_of(st.lists(rows(), max_size=3), rows(), st.fixed_dictionaries(
+    {"data": st.lists(rows(), max_size=2)}), JSONISH)
 
 
 def clean_end(result) -> bool:
