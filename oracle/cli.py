@@ -5,6 +5,9 @@ resolver's commands, the oracle group is loaded only when it runs, and each anal
 when its command runs."""
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import click
 
 from resolver.cli import make_main
@@ -37,7 +40,16 @@ def _output_options():
     results = results_dir_option("Where run folders are read and oracle folders written")
 
     def both(command):
-        return out(results(command))
+        @functools.wraps(command)
+        def writable_first(*args, **kwargs):
+            # an analysis can take a while: a folder it cannot write fails before it starts
+            from resolver.run.result_schema import results_root
+            from resolver.run.run_folder import ensure_writable
+            target = kwargs.get("out")
+            ensure_writable(Path(target).parent if target else results_root(
+                kwargs.get("results_dir")))
+            return command(*args, **kwargs)
+        return out(results(library_errors(writable_first)))
     return both
 
 

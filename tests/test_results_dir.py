@@ -99,3 +99,15 @@ def test_help_examples_name_runs_the_tool_makes(command):
     assert runs
     for run in runs:
         assert DEFAULT_ID.match(run) or (COMMITTED / run).is_dir(), run
+
+
+def test_an_oracle_command_checks_its_folder_before_the_analysis(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("analysed before checking the folder")
+    monkeypatch.setattr("oracle.ceiling.analyse", refuse)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    for option in (["--results-dir", blocker / "results"], ["--out", blocker / "out"]):
+        result = invoke("oracle", "ceiling", *option)
+        assert result.exit_code == 1
+        assert "cannot write result folders here" in result.output

@@ -66,7 +66,7 @@ def ensure_writable(root: Path) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise InputError(f"cannot write run folders here: {exc.strerror or exc}",
+        raise InputError(f"cannot write result folders here: {exc.strerror or exc}",
                          path=str(root), expected="a writable results folder (--results-dir "
                          "or $FACTRES_RESULTS)") from None
     finally:
