@@ -101,7 +101,7 @@ def test_an_unwritable_results_folder_is_refused_before_any_work(tmp_path, monke
     blocker.write_text("x")
     result = invoke("run", "--data", SMALL, "--results-dir", blocker / "results")
     assert result.exit_code == 1
-    assert result.output.startswith(f"Error: {blocker / 'results'}: cannot write run folders "
+    assert result.output.startswith(f"Error: {blocker / 'results'}: cannot write result folders "
                                     "here: ")
     assert result.output.endswith("(expected a writable results folder (--results-dir or "
                                   "$FACTRES_RESULTS))\n")
