@@ -144,8 +144,9 @@ def table_command(run, fmt, results_dir) -> None:
 def freeze_command(config, plans, mode, reader, repair) -> None:
     """Write a frozen configuration to CONFIG (never overwritten): the plan sets (archived sets
     by the sha256 of their files, live sets by the sha256 of their compiler sources), the search
-    weights, the grammar and resolver sources' sha256, mode and lanes, and its own sha256.
-    `factres run --split test --config CONFIG` checks the checkout against it.
+    weights, the sha256 of every file of the installed packages, the Python and dependency
+    versions, the commit, mode and lanes, and its own sha256. `factres run --split test --config
+    CONFIG` checks the checkout against it and names every file that differs.
 
     Example: factres freeze configs/test-v1.json --plans rules-6k --plans lexicon-6k
     """
