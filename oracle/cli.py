@@ -5,10 +5,13 @@ resolver's commands, the oracle group is loaded only when it runs, and each anal
 when its command runs."""
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import click
 
 from resolver.cli import make_main
-from resolver.cli.options import data_option, library_errors
+from resolver.cli.options import data_option, library_errors, results_dir_option
 
 __all__ = ["main", "oracle"]
 
@@ -21,21 +24,44 @@ def oracle() -> None:
     """Analyses that read gold: gold paths, versions, ceilings, misses, N-best, signals.
 
     Each command writes `<command>.json` and `<command>.md` into a new folder
-    results/oracle-<command>-<data tag or run id>/ (never overwritten: -2, -3, ... or --out).
+    <results>/oracle-<command>-<data tag or run id>/ (never overwritten: -2, -3, ... or --out),
+    where <results> is --results-dir, else $FACTRES_RESULTS, else ./results; RUN is looked up
+    there too.
 
     Example: factres oracle ceiling
     """
 
 
-def _out_option():
-    return click.option("--out", type=click.Path(file_okay=False),
-                        help="Write into this folder (it must not exist) instead of "
-                             "results/oracle-<command>-<tag>/.")
+def _output_options():
+    """--out and --results-dir, which every oracle command takes."""
+    out = click.option("--out", type=click.Path(file_okay=False),
+                       help="Write into this folder (it must not exist) instead of "
+                            "<results>/oracle-<command>-<tag>/.")
+    results = results_dir_option("Where run folders are read and oracle folders written")
+
+    def both(command):
+        @functools.wraps(command)
+        def writable_first(*args, **kwargs):
+            # an analysis can take a while: a folder it cannot write fails before it starts
+            from resolver.run.result_schema import results_root
+            from resolver.run.run_folder import ensure_writable
+            target = kwargs.get("out")
+            ensure_writable(Path(target).parent if target else results_root(
+                kwargs.get("results_dir")))
+            return command(*args, **kwargs)
+        return out(results(library_errors(writable_first)))
+    return both
 
 
-def _report(analysis, out) -> None:
+def _run_folder(run, results_dir):
+    """RUN as a folder: a path, or a run id under the results folder."""
+    from .runs import find_run
+    return find_run(run, results_dir)
+
+
+def _report(analysis, out, results_dir) -> None:
     from .report import write
-    folder = write(analysis, out)
+    folder = write(analysis, out, results_dir)
     click.echo(f"wrote {folder / (analysis.command + '.json')} and "
                f"{folder / (analysis.command + '.md')}")
 
@@ -44,80 +70,80 @@ def _report(analysis, out) -> None:
 @data_option()
 @click.option("--max-hops", default=5, show_default=True, type=click.IntRange(1, 8),
               help="Longest path searched.")
-@_out_option()
+@_output_options()
 @library_errors
-def paths_command(data, max_hops, out) -> None:
+def paths_command(data, max_hops, out, results_dir) -> None:
     """For every multi-hop question: is there a gold path from the plan's base entity (or any
     entity the question names), the shortest ones, and the version each hop takes.
 
     Example: factres oracle paths --data resolver/data/fc/factconsolidation_6k.json
     """
     from .paths import analyse
-    _report(analyse(data, max_hops), out)
+    _report(analyse(data, max_hops), out, results_dir)
 
 
 @oracle.command("versions")
 @data_option()
-@_out_option()
+@_output_options()
 @library_errors
-def versions_command(data, out) -> None:
+def versions_command(data, out, results_dir) -> None:
     """Single-hop: is the gold the latest, the first or another version of its key. Multi-hop:
     is the gold reachable with the latest at every hop, the first at every hop, or a mix.
 
     Example: factres oracle versions
     """
     from .versions import analyse
-    _report(analyse(data), out)
+    _report(analyse(data), out, results_dir)
 
 
 @oracle.command("ceiling")
 @data_option()
-@_out_option()
+@_output_options()
 @library_errors
-def ceiling_command(data, out) -> None:
+def ceiling_command(data, out, results_dir) -> None:
     """Contested keys, the exact best any one-version-per-key store can score, and what
     "latest wins" scores, per source.
 
     Example: factres oracle ceiling
     """
     from .ceiling import analyse
-    _report(analyse(data), out)
+    _report(analyse(data), out, results_dir)
 
 
 @oracle.command("misses")
 @click.argument("run")
-@_out_option()
+@_output_options()
 @library_errors
-def misses_command(run, out) -> None:
+def misses_command(run, out, results_dir) -> None:
     """Sort every miss of a run into the bucket where it broke: no gold path, reader, selection,
     older version, plan error (wrong entity, near synonym, hop short, padded, swapped), search.
-    RUN is a run id under results/ or a run folder.
+    RUN is a run id under the results folder or a run folder.
 
-    Example: factres oracle misses 20250101-abc123-1
+    Example: factres oracle misses dev-6k-search-nbest-2
     """
     from .misses import analyse
-    _report(analyse(run), out)
+    _report(analyse(_run_folder(run, results_dir)), out, results_dir)
 
 
 @oracle.command("nbest")
 @click.argument("run")
-@_out_option()
+@_output_options()
 @library_errors
-def nbest_command(run, out) -> None:
+def nbest_command(run, out, results_dir) -> None:
     """Plan recall@N against success@N over the run's plan sets, N = 1, 2, ...
-    RUN is a run id under results/ or a run folder.
+    RUN is a run id under the results folder or a run folder.
 
-    Example: factres oracle nbest 20250101-abc123-1
+    Example: factres oracle nbest dev-6k-search-nbest-2
     """
     from .nbest import analyse
-    _report(analyse(run), out)
+    _report(analyse(_run_folder(run, results_dir)), out, results_dir)
 
 
 @oracle.command("signals")
 @data_option()
-@_out_option()
+@_output_options()
 @library_errors
-def signals_command(data, out) -> None:
+def signals_command(data, out, results_dir) -> None:
     """Which signals a store could read separate hops whose gold takes an older version from
     hops taking the latest: object degree, object's own facts, tie back to the subject, another
     question's plan needing the key, serial distance, position by decile.
@@ -125,4 +151,4 @@ def signals_command(data, out) -> None:
     Example: factres oracle signals
     """
     from .signals import analyse
-    _report(analyse(data), out)
+    _report(analyse(data), out, results_dir)

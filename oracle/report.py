@@ -1,9 +1,11 @@
-"""Where oracle results go and how they are written: `results/oracle-<command>-<tag>/` holding
-`<command>.json` (sorted keys) and `<command>.md`, rendered from the same rows.
+"""Where oracle results go and how they are written: `<results>/oracle-<command>-<tag>/` holding
+`<command>.json` (sorted keys) and `<command>.md`, rendered from the same rows. `<results>` is
+the one results folder every command uses: --results-dir, else $FACTRES_RESULTS, else ./results
+(`resolver.run.result_schema.results_root`).
 
 A folder is never overwritten: the next free suffix (-2, -3, ...) is taken, or `--out` names the
-folder, which must not exist. Files are written into a hidden temporary folder renamed into place
-at the end, so a folder that exists is complete."""
+folder, which must not exist. Files are written into a hidden temporary folder (`.tmp-*`, which
+every reader refuses) renamed into place at the end, so a folder that exists is complete."""
 from __future__ import annotations
 
 import os
@@ -14,9 +16,9 @@ from typing import Any, Iterable, Sequence
 
 from resolver.errors import RunExistsError
 from resolver.haystack import Dataset
-from resolver.run.result_schema import dumps
+from resolver.run.result_schema import TMP_PREFIX, dumps, results_root
 
-RESULTS = Path("results")
+RESULTS = Path("results")      # the default of results_root() when nothing else is set
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ def dataset_tag(dataset: Dataset) -> str:
 
 
 def output_dir(command: str, tag: str, out: str | Path | None = None,
-               root: str | Path = RESULTS) -> Path:
+               root: str | Path | None = None) -> Path:
     """The folder to write: `out` if given (it must not exist), else the first free
     `<root>/oracle-<command>-<tag>[-N]`."""
     if out is not None:
@@ -47,7 +49,7 @@ def output_dir(command: str, tag: str, out: str | Path | None = None,
             raise RunExistsError(f"{path} already exists: oracle results are never overwritten; "
                                  "choose another --out")
         return path
-    base = Path(root) / f"oracle-{command}-{tag}"
+    base = results_root(root) / f"oracle-{command}-{tag}"
     path, n = base, 1
     while path.exists():
         n += 1
@@ -55,13 +57,14 @@ def output_dir(command: str, tag: str, out: str | Path | None = None,
     return path
 
 
-def write(analysis: Analysis, out: str | Path | None = None, root: str | Path = RESULTS) -> Path:
+def write(analysis: Analysis, out: str | Path | None = None,
+          root: str | Path | None = None) -> Path:
     """Write `<command>.json` and `<command>.md` into a fresh folder (renamed into place last);
     return the folder."""
     command, payload, markdown = analysis.command, analysis.payload, analysis.markdown
     folder = output_dir(command, analysis.tag, out, root)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.with_name(f".tmp-{folder.name}")
+    tmp = folder.with_name(f"{TMP_PREFIX}{folder.name}")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()

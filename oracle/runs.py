@@ -15,11 +15,11 @@ from resolver.run.result_schema import (
     META_FILE,
     PREDICTIONS_FILE,
     TRACES_FILE,
+    incomplete,
     loads_lines,
+    results_root,
 )
 from resolver.search.candidates import Candidate, Hop
-
-from .report import RESULTS
 
 SEARCH_SET = "search"      # candidates the search enumerated without a plan set
 
@@ -54,21 +54,26 @@ class Run:
         return load(paths)
 
 
-def find_run(run: str | Path, root: str | Path = RESULTS) -> Path:
-    """A run folder given as a path or as a run id under results/."""
+def find_run(run: str | Path, root: str | Path | None = None) -> Path:
+    """A run folder given as a path or as a run id under the results folder (`root`, else
+    $FACTRES_RESULTS, else ./results); an unfinished folder is refused."""
     path = Path(run)
     if not (path / META_FILE).exists():
-        under = Path(root) / str(run)
+        under = results_root(root) / str(run)
         if (under / META_FILE).exists():
             path = under
         else:
-            raise InputError(f"no run folder {run!r} (looked for {path / META_FILE} and "
-                             f"{under / META_FILE})", expected="a run id under results/ or a "
-                             "run folder path")
+            raise InputError(f"no run folder {str(run)!r} (looked for {path / META_FILE} and "
+                             f"{under / META_FILE})", expected="a run id under the results "
+                             "folder (--results-dir, $FACTRES_RESULTS or ./results) or a run "
+                             "folder path")
+    reason = incomplete(path)
+    if reason:
+        raise InputError(reason, path=str(path), expected="a finished run folder")
     return path
 
 
-def load_run(run: str | Path, root: str | Path = RESULTS) -> Run:
+def load_run(run: str | Path, root: str | Path | None = None) -> Run:
     path = find_run(run, root)
     for name in (PREDICTIONS_FILE, TRACES_FILE):
         if not (path / name).exists():

@@ -9,37 +9,64 @@ class FactresError(Exception):
 
 
 class InputError(FactresError):
-    """Bad input: names the file, the line (1-based), what was found and what was expected."""
+    """Bad input: names the file, the row of a row file (0-based, as the JSON list counts), the
+    line (1-based; in a row file, a line of that row's context), what was found and what was
+    expected."""
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
                  column: int | None = None, context: str | None = None,
-                 expected: str | None = None):
-        self.path, self.line, self.column = path, line, column
+                 expected: str | None = None, row: int | None = None):
+        self.path, self.line, self.column, self.row = path, line, column, row
         self.context, self.expected, self.detail = context, expected, message
         super().__init__(self._render())
 
+    def at_row(self, row: int) -> "InputError":
+        """Place the error in row `row` of its file (its line is then a context line)."""
+        self.row = row
+        self.args = (self._render(),)
+        return self
+
+    def _where(self) -> str:
+        if self.row is not None:
+            parts = [f"row {self.row}"]
+            if self.line is not None:
+                parts.append(f"context line {self.line}")
+            where = ", ".join(parts)
+            return f"{self.path}: {where}" if self.path else where
+        if self.line is None:
+            return self.path or ""
+        where = f"{self.line}" if self.column is None else f"{self.line}:{self.column}"
+        return f"{self.path}:{where}" if self.path else f"line {where}"
+
     def _render(self) -> str:
-        where = self.path or "<input>"
-        if self.line is not None:
-            where += f":{self.line}"
-            if self.column is not None:
-                where += f":{self.column}"
-        text = f"{where}: {self.detail}"
+        where = self._where()
+        text = f"{where}: {self.detail}" if where else self.detail
         if self.expected:
             text += f" (expected {self.expected})"
         if self.context:
-            text += f"\n    {self.context}"
+            text += "\n    " + clip(self.context)
         return text
 
 
-class UnparsedLinesError(InputError):
-    """Raised under --strict when some lines fit no fact template."""
+# How much of an offending line an error shows: a 1 MB line would bury the message.
+CLIP = 200
 
-    def __init__(self, path: str | None, unparsed: list) -> None:
+
+def clip(text: str, limit: int = CLIP) -> str:
+    """`text` cut to `limit` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+class UnparsedLinesError(InputError):
+    """Raised under --strict when some lines fit no fact template; names the first."""
+
+    def __init__(self, path: str | None, unparsed: list, row: int | None = None) -> None:
         first = unparsed[0]
-        more = f" (and {len(unparsed) - 1} more)" if len(unparsed) > 1 else ""
-        super().__init__(f"{len(unparsed)} line(s) fit no fact template{more}",
-                         path=path, line=first.line, context=first.text,
+        count = (f"{len(unparsed)} lines fit no fact template; the first is shown"
+                 if len(unparsed) > 1 else "1 line fits no fact template")
+        super().__init__(count, path=path, line=first.line, context=first.text, row=row,
                          expected='"<serial>. <fact sentence>." in one of the MQuAKE templates')
         self.unparsed = unparsed
 
@@ -59,6 +86,18 @@ class RunExistsError(FactresError):
 class ProtocolError(FactresError):
     """The dev/test protocol refuses a run: a test run from a dirty tree, without a frozen
     configuration, or with code, plans or weights that differ from the one it names."""
+
+
+class ModelHostError(FactresError):
+    """An Ollama host that cannot serve a lane: it refuses connections, does not answer within
+    the timeout, does not have the model, or stopped answering partway (several calls in a row
+    failed to connect or timed out). Raised before the first question when the host check
+    fails, so no work is spent on a dead host."""
+
+
+class LaneFailedError(FactresError):
+    """Every call of a model lane (reader, repair) failed: the run would score the lane's
+    silence, so it is not recorded."""
 
 
 class ProvenanceError(FactresError):

@@ -2,7 +2,12 @@
 (.txt), into questions without gold plus a separate `Gold` book.
 
 Gold is split off here and handed only to scoring and oracle/: planning and search receive
-`Dataset`, which has no answers in it. Rows of one size share one context, parsed once."""
+`Dataset`, which has no answers in it. Rows of one size share one context, parsed once.
+
+Every row passes `read_row`, the one check of the row layout that every loader of rows uses:
+questions must be strings, answers lists of strings (a plain string is read as a one-answer list
+and noted, never split into letters), qa_pair_ids one per question. A bad row is an InputError
+naming the file, the row and what was expected; nothing is dropped or guessed silently."""
 from __future__ import annotations
 
 import hashlib
@@ -38,6 +43,8 @@ class Haystack:
     text: str
     parse: ParseResult
     store: FactStore
+    path: str = ""                # the file it was first read from
+    row: int | None = None        # its first row there (None for a bare .txt context)
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,7 @@ class Dataset:
     files_sha256: dict[str, str]
     questions: list[Question]
     haystacks: dict[str, Haystack]       # context sha256 -> haystack
+    notes: tuple[str, ...] = ()          # input quirks handled, each naming its file
 
     def haystack_of(self, question: Question) -> Haystack:
         return self.haystacks[question.context_sha256]
@@ -120,12 +128,22 @@ def _rows_from_jsonl(data: bytes, path: str) -> list[dict]:
 
 def _rows_from_parquet(path: str) -> list[dict]:
     try:
+        import pyarrow as pa  # the parquet extra, needed for .parquet files only
         import pyarrow.parquet as pq
     except ImportError:
         raise MissingExtraError(
             f"{path}: reading .parquet needs pyarrow; install it with "
             "`pip install 'factres[parquet]'`") from None
-    return pq.read_table(path).to_pylist()
+    try:
+        return pq.read_table(path).to_pylist()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(f"not a readable Parquet file: {str(exc)[:200]}", path=path,
+                         expected="a Parquet table of rows (context, questions, answers, "
+                                  "metadata)") from None
+
+
+ROW_FILES = (".json", ".jsonl", ".parquet")
+_LAYOUT = "the Hugging Face row layout (context, questions, answers, metadata)"
 
 
 def read_rows(path: str | Path) -> tuple[list[dict], str, tuple[str, ...]]:
@@ -134,6 +152,9 @@ def read_rows(path: str | Path) -> tuple[list[dict], str, tuple[str, ...]]:
     p = Path(path)
     if not p.exists():
         raise InputError("no such file", path=path)
+    if p.is_dir():
+        raise InputError("is a folder, not a file", path=path,
+                         expected=".json, .jsonl, .parquet or .txt")
     data = p.read_bytes()
     digest = sha256_bytes(data)
     suffix = p.suffix.lower()
@@ -150,23 +171,117 @@ def read_rows(path: str | Path) -> tuple[list[dict], str, tuple[str, ...]]:
     else:
         raise InputError(f"unknown file type {suffix!r}", path=path,
                          expected=".json, .jsonl, .parquet or .txt")
+    if not rows:
+        raise InputError("no rows", path=path,
+                         expected="a row, a list of rows or {\"data\": [rows]}")
     return rows, digest, ()
 
 
-def _check_row(row: dict, path: str, number: int) -> None:
-    where = f"row {number}"
+@dataclass(frozen=True)
+class Row:
+    """One row, checked: its context, source and questions, and the answers when it has any."""
+    number: int                                  # position in the file, from 0
+    context: str
+    source: str                                  # metadata.source, else "<file stem>_row<N>"
+    qids: tuple[str, ...]                        # metadata.qa_pair_ids, else "<source>_no<i>"
+    questions: tuple[str, ...]
+    answers: tuple[tuple[str, ...], ...] | None  # one tuple per question; None: no answers
+    notes: tuple[str, ...] = ()                  # what was read leniently, for a `note:`
+
+
+def _what(value) -> str:
+    """A JSON value's kind, as an error names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    names = {str: "a string", int: "a number", float: "a number", list: "a list",
+             dict: "an object"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _field(row: dict, name: str, path: str, number: int, kind: type = list):
+    """row[name] checked to be a `kind`; None when absent or null."""
+    value = row.get(name)
+    if value is not None and not isinstance(value, kind):
+        raise InputError(f"'{name}' is {_what(value)}", path=path, row=number,
+                         expected=f"{'a list' if kind is list else 'an object'} in {_LAYOUT}")
+    return value
+
+
+def _answer(value, path: str, number: int, i: int) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)      # a year or a count written as a number
+    raise InputError(f"an answer of question {i} is {_what(value)}", path=path, row=number,
+                     expected="answers as strings")
+
+
+def _gold(answers: list, n_questions: int, path: str, number: int
+          ) -> tuple[tuple[tuple[str, ...], ...], list[int]]:
+    """The answers, one tuple per question, and the questions whose answers were a plain
+    string (read as one answer)."""
+    if len(answers) != n_questions:
+        raise InputError(f"{n_questions} questions but {len(answers)} answer lists",
+                         path=path, row=number, expected="one answer list per question")
+    gold, plain = [], []
+    for i, value in enumerate(answers):
+        if isinstance(value, str):
+            plain.append(i)
+            value = [value]
+        elif not isinstance(value, list):
+            raise InputError(f"the answers of question {i} are {_what(value)}", path=path,
+                             row=number, expected="a list of answer strings")
+        gold.append(tuple(_answer(a, path, number, i) for a in value))
+    return tuple(gold), plain
+
+
+def _qids(meta: dict, source: str, n_questions: int, path: str, number: int
+          ) -> tuple[str, ...]:
+    ids = meta.get("qa_pair_ids")
+    if ids is None:
+        return tuple(f"{source}_no{i}" for i in range(n_questions))
+    if not isinstance(ids, list) or len(ids) != n_questions:
+        found = f"{len(ids)} ids" if isinstance(ids, list) else _what(ids)
+        raise InputError(f"metadata.qa_pair_ids is {found} for {n_questions} questions",
+                         path=path, row=number, expected="one id per question")
+    for i, qid in enumerate(ids):
+        if isinstance(qid, bool) or not isinstance(qid, (str, int)) or qid == "":
+            raise InputError(f"metadata.qa_pair_ids[{i}] is {_what(qid)}", path=path,
+                             row=number, expected="each id a non-empty string")
+    return tuple(str(q) for q in ids)
+
+
+def read_row(row, path: str, number: int) -> Row:
+    """Check one row and read it; InputError naming the file, the row and what was expected.
+    Gold given as a plain string ("Paris" instead of ["Paris"]) is one answer, noted."""
     if not isinstance(row, dict):
-        raise InputError(f"{where} is not an object", path=path)
-    if not isinstance(row.get("context"), str):
-        raise InputError(f"{where} has no string 'context'", path=path,
-                         expected="the Hugging Face row layout (context, questions, answers, "
-                                  "metadata)")
-    questions, answers = row.get("questions", []), row.get("answers", [])
-    if not isinstance(questions, list) or not isinstance(answers, list):
-        raise InputError(f"{where}: 'questions' and 'answers' must be lists", path=path)
-    if answers and len(answers) != len(questions):
-        raise InputError(f"{where}: {len(questions)} questions but {len(answers)} answer lists",
-                         path=path, expected="one answer list per question")
+        raise InputError(f"not an object but {_what(row)}", path=path, row=number,
+                         expected=_LAYOUT)
+    context = row.get("context")
+    if not isinstance(context, str):
+        raise InputError(f"no string 'context' ('context' is {_what(context)})",
+                         path=path, row=number, expected=_LAYOUT)
+    questions = _field(row, "questions", path, number) or []
+    for i, text in enumerate(questions):
+        if not isinstance(text, str):
+            raise InputError(f"question {i} is {_what(text)}", path=path, row=number,
+                             expected="each question a string")
+    answers = _field(row, "answers", path, number)
+    gold, plain = _gold(answers, len(questions), path, number) if answers else (None, [])
+    meta = _field(row, "metadata", path, number, dict) or {}
+    source = meta.get("source")
+    if source is not None and not isinstance(source, str):
+        raise InputError(f"metadata.source is {_what(source)}", path=path, row=number,
+                         expected="a string such as factconsolidation_mh_6k")
+    source = source or f"{Path(path).stem}_row{number}"
+    notes = ()
+    if plain:
+        notes = (f"row {number}: {len(plain)} answer list(s) given as a plain string, each "
+                 f"read as one answer, never as letters (first: question {plain[0]})",)
+    return Row(number, context, source, _qids(meta, source, len(questions), path, number),
+               tuple(questions), gold, notes)
 
 
 def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Dataset, Gold]:
@@ -182,34 +297,40 @@ def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Datase
     gold: dict[str, tuple[str, ...]] = {}
     haystacks: dict[str, Haystack] = {}
     digests = {}
+    notes: list[str] = []
     for path in paths:
-        rows, digest, notes = read_rows(path)
+        raw_rows, digest, file_notes = read_rows(path)
         digests[path] = digest
-        for number, row in enumerate(rows):
-            _check_row(row, path, number)
-            context, row_notes = row["context"], notes
+        in_rows = Path(path).suffix.lower() in ROW_FILES
+        for number, raw in enumerate(raw_rows):
+            row = read_row(raw, path, number)
+            notes += [f"{path}: {n}" for n in row.notes]
+            context, row_notes = row.context, file_notes
             if "\r" in context or context.startswith("\ufeff"):
                 context, more = decode(context.encode("utf-8"), path)
-                row_notes = notes + more
+                row_notes = file_notes + more
             csha = sha256_bytes(context.encode("utf-8"))
             if csha not in haystacks:
-                parsed = load_parse(context, path=path, notes=row_notes, use_cache=use_cache)
-                haystacks[csha] = Haystack(csha, context, parsed, FactStore(parsed.facts))
-            meta = row.get("metadata") or {}
-            source = str(meta.get("source") or f"{Path(path).stem}_row{number}")
-            ids = meta.get("qa_pair_ids") or [f"{source}_no{i}" for i in
-                                               range(len(row.get("questions", [])))]
-            match = _SOURCE.search(source)
+                try:
+                    parsed = load_parse(context, path=path, notes=row_notes,
+                                        use_cache=use_cache)
+                except InputError as exc:
+                    # a row's context line is not a line of the file: name the row too
+                    raise (exc.at_row(number) if in_rows else exc) from None
+                haystacks[csha] = Haystack(csha, context, parsed, FactStore(parsed.facts),
+                                           path, number if in_rows else None)
+                notes += [f"{path}: {n}" for n in parsed.notes]
+            match = _SOURCE.search(row.source)
             kind = match["kind"] if match else "unknown"
             size = match["size"] if match else "unknown"
-            for i, text in enumerate(row.get("questions", [])):
-                qid = str(ids[i])
-                if qid in gold or any(q.qid == qid for q in questions[-1:]):
-                    raise InputError(f"duplicate question id {qid!r}", path=path)
-                questions.append(Question(qid, source, i, str(text), kind, size, csha))
-                answers = row.get("answers") or []
-                gold[qid] = tuple(str(a) for a in (answers[i] if answers else ()))
-    return Dataset(tuple(paths), digests, questions, haystacks), Gold(gold)
+            for i, (qid, text) in enumerate(zip(row.qids, row.questions)):
+                if qid in gold:
+                    raise InputError(f"duplicate question id {qid!r}", path=path, row=number,
+                                     expected="each qa_pair_id once")
+                questions.append(Question(qid, row.source, i, text, kind, size, csha))
+                gold[qid] = row.answers[i] if row.answers is not None else ()
+    dataset = Dataset(tuple(paths), digests, questions, haystacks, tuple(dict.fromkeys(notes)))
+    return dataset, Gold(gold)
 
 
 def bundled_path(name: str = "factconsolidation_6k.json") -> Path:
@@ -238,6 +359,7 @@ def parse_report(path: str | Path, *, use_cache: bool = True) -> list[dict]:
         parsed, stats = haystack.parse, haystack.store.stats()
         reports.append({
             "path": str(path),
+            "row": haystack.row,
             "context_sha256": sha,
             "lines": parsed.lines,
             "header": parsed.has_header,

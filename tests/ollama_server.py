@@ -6,7 +6,8 @@ free port, so no test needs the network.
 Behaviour is scripted per test by `respond(request) -> Reply | Status | Slow | str | dict`:
 a str is the assistant's content, a dict is JSON-encoded as the content, `Status` is an HTTP
 error, `Slow` delays another reply (past the client's timeout), `Reply(done_reason="length")`
-is a truncated reply. Every request body is kept in `requests` for the test to inspect."""
+is a truncated reply. `tags` scripts the model list the same way (a `Slow` hangs the host check,
+a `Status` fails it). Every request body is kept in `requests` for the test to inspect."""
 from __future__ import annotations
 
 import json
@@ -50,9 +51,10 @@ def refused_url() -> str:
 
 class OllamaServer:
     def __init__(self, respond: Callable[[dict], object] | None = None,
-                 models: tuple[str, ...] = (MODEL,), chunk: int = 7) -> None:
+                 models: tuple[str, ...] = (MODEL,), chunk: int = 7,
+                 tags: Slow | Status | None = None) -> None:
         self.respond = respond or (lambda request: Reply("{}"))
-        self.models, self.chunk = models, chunk
+        self.models, self.chunk, self.tags = models, chunk, tags
         self.requests: list[dict] = []        # {"path": ..., "body": ...} in arrival order
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -103,6 +105,10 @@ class OllamaServer:
             self.requests.append({"path": h.path, "method": method, "body": body})
         try:
             if h.path == "/api/tags" and method == "GET":
+                if isinstance(self.tags, Slow) and self._stop.wait(self.tags.seconds):
+                    return
+                if isinstance(self.tags, Status):
+                    return self._json(h, self.tags.code, {"error": self.tags.error})
                 return self._json(h, 200, {"models": [self._model_entry(m) for m in self.models]})
             if h.path == "/api/show" and method == "POST":
                 if body.get("model") not in self.models:

@@ -60,7 +60,7 @@ def test_strict_fails_on_unparsed_lines(tmp_path):
     result = CliRunner().invoke(main, ["parse", "--strict", path])
     assert result.exit_code == 1
     assert result.output.endswith(
-        f"Error: {path}:5: 7 line(s) fit no fact template (and 6 more) (expected \"<serial>. "
+        f"Error: {path}:5: 7 lines fit no fact template; the first is shown (expected \"<serial>. "
         f"<fact sentence>.\" in one of the MQuAKE templates)\n    3. line 3 fits nothing.\n")
 
 

@@ -104,21 +104,67 @@ def test_model_set_resolves_differently_when_it_returns_other_valid_plans(data):
     assert all(a.answer != b.answer for a, b in zip(archived, live))
 
 
-def test_all_calls_failing_is_loud_and_recorded(plans_dir, data):
+def test_all_calls_failing_archives_nothing(plans_dir, data):
+    with OllamaServer(lambda r: "not json") as server:
+        result = CliRunner().invoke(main, ["plans", "compile", "--planner", SPEC, "--set-id",
+                                           "dead", "--data", data, "--host", server.url])
+    assert result.exit_code == 1
+    assert result.output == (
+        "Error: EVERY MODEL CALL FAILED (8 of 8): nothing archived, since the set would hold "
+        f"only lexicon fallback plans under {SPEC}'s name. First failure: invalid json: reply "
+        "is not JSON: 'not json'\n")
+    assert not (plans_dir / "dead").exists()
+    assert invoke("plans", "list") == f"no plan sets in {plans_dir}\n"
+
+
+def test_a_dead_host_fails_before_the_first_question(plans_dir, data):
     result = CliRunner().invoke(main, ["plans", "compile", "--planner", SPEC, "--set-id", "dead",
                                        "--data", data, "--host", refused_url(),
                                        "--timeout", "2"])
     assert result.exit_code == 1
-    assert result.output.splitlines()[:2] == [
-        f"wrote {plans_dir / 'dead'}: 8 questions, 8 with plans (planner {SPEC}, level relation)",
-        "model calls ok: 0; fallbacks to lexicon: 8 (connection refused 8)"]
-    assert result.output.splitlines()[2].startswith(
-        f"Error: EVERY MODEL CALL FAILED: {plans_dir / 'dead'} holds only lexicon fallback "
-        f"plans, not {SPEC}'s (manifest.json says all_failed: true). First failure: "
-        "connection refused: cannot connect to http://127.0.0.1:")
-    manifest = orjson.loads((plans_dir / "dead" / "manifest.json").read_bytes())
-    assert manifest["all_failed"] is True and manifest["fallbacks"] == {"connection refused": 8}
-    assert "ALL MODEL CALLS FAILED" in invoke("plans", "list")
+    assert result.output.startswith("Error: cannot connect to the Ollama host http://127.0.0.1:")
+    assert result.output.endswith("; start it (`ollama serve`) or pass --host\n")
+    assert not (plans_dir / "dead").exists()
+
+
+def test_a_legacy_all_failed_set_fails_verification_and_run_refuses_it(plans_dir, data,
+                                                                        tmp_path):
+    # written as an older factres archived sets whose every model call failed
+    from resolver.plan import archive
+    from resolver.plan.plans import PlanSet
+    lexicon_set = load_plan_set_after_compile(data)
+    manifest = dict(lexicon_set.manifest, planner=SPEC, all_failed=True, set_id="old")
+    manifest.pop("plans_sha256")
+    legacy = PlanSet("old", {}, lexicon_set.plans, lexicon_set.question_sha256)
+    folder = archive.write_plan_set(legacy)
+    body = orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+    (folder / "manifest.json").write_bytes(body)
+    (folder / "SHA256SUMS").write_text(
+        "".join(f"{archive._sha256((folder / n).read_bytes())}  {n}\n" for n in archive.SUMMED))
+    problem = (f"{folder / 'manifest.json'}: all_failed: every model call failed, so the set "
+               "holds only lexicon fallback plans; compile it again")
+    assert invoke("plans", "verify", "old", code=1).splitlines()[0] == f"FAILED old: {problem}"
+    out = invoke("run", "--plans", "old", "--data", data, "--results-dir",
+                 str(tmp_path / "results"), code=1)
+    assert out == f"Error: plan set 'old' failed verification: {problem}\n"
+    assert not (tmp_path / "results").exists()
+
+
+def load_plan_set_after_compile(data):
+    invoke("plans", "compile", "--planner", "lexicon", "--set-id", "lex", "--data", data)
+    return load_plan_set("lex")
+
+
+def test_compile_refuses_an_archive_it_cannot_write_before_any_model_call(tmp_path, data,
+                                                                          monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    monkeypatch.setenv("FACTRES_PLANS", str(blocker / "plans"))
+    with OllamaServer() as server:
+        out = invoke("plans", "compile", "--planner", SPEC, "--set-id", "m", "--data", data,
+                     "--host", server.url, code=1)
+    assert out.startswith(f"Error: cannot write plan sets in {blocker / 'plans'}: ")
+    assert server.requests == []
 
 
 def test_existing_set_id_is_refused_before_any_model_call(plans_dir, data):
@@ -136,7 +182,7 @@ def test_bad_set_id_and_bad_planner(data):
         "Error: bad plan set id 'Bad Id': use lower-case letters, digits, '.', '_' and '-', "
         "starting with a letter or digit\n")
     assert invoke("plans", "compile", "--planner", "gpt4", "--set-id", "x", "--data", data,
-                  code=1) == ("Error: <input>: unknown model spec 'gpt4' (expected ollama:MODEL, "
+                  code=1) == ("Error: unknown model spec 'gpt4' (expected ollama:MODEL, "
                               "e.g. ollama:qwen2.5:7b-instruct)\n")
 
 
@@ -167,9 +213,16 @@ def test_list_with_no_sets(plans_dir):
 
 
 def test_fallback_notes_show_up(data):
-    with OllamaServer(lambda r: "not json") as server:
-        invoke("plans", "compile", "--planner", SPEC, "--set-id", "fb", "--data", data,
-               "--host", server.url, code=1)
+    good = lexicon_server(data).respond
+    asked = []
+
+    def respond(request):       # the first question's reply is not JSON, the others are good
+        asked.append(1)
+        return "not json" if len(asked) == 1 else good(request)
+    with OllamaServer(respond) as server:
+        out = invoke("plans", "compile", "--planner", SPEC, "--set-id", "fb", "--data", data,
+                     "--host", server.url)
+    assert out.endswith("model calls ok: 7; fallbacks to lexicon: 1 (invalid json 1)\n")
     line = invoke("plans", "show", "fb", "--qid", "factconsolidation_mh_6k_no0")
     assert line.endswith("(lexicon)  [fallback: invalid json: reply is not JSON: "
                          "'not json']\n")

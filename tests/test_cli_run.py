@@ -65,17 +65,19 @@ def test_taken_run_id_is_an_error(results):
 def test_unknown_live_plan_set_is_an_error(results):
     result = invoke("run", "--data", str(SMALL), "--plans", "live:nope")
     assert result.exit_code == 1
-    assert result.output == ("Error: <input>: unknown live plan set 'live:nope' (expected "
+    assert result.output == ("Error: unknown live plan set 'live:nope' (expected "
                              "live:rules, live:lexicon)\n")
 
 
-def test_dev_split_on_a_bare_context_is_an_error(results, tmp_path):
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_a_bare_context_is_refused_on_either_split(results, tmp_path, split):
     context = tmp_path / "facts.txt"
     context.write_text("Here is a list of facts:\n0. Jane Austen is a citizen of France.\n")
-    result = invoke("run", "--data", str(context))
+    result = invoke("run", "--data", str(context), "--split", split, "--allow-dirty")
     assert result.exit_code == 1
-    assert result.output == (f"Error: {context}: the data has no questions to score (a bare "
-                             "context?) (expected rows with questions and answers)\n")
+    assert result.output == (f"Error: {context}: the data has no questions: nothing to resolve "
+                             "(a bare context?) (expected rows with questions)\n")
+    assert not results.exists()
 
 
 def test_test_split_prints_an_unscored_table(results):
@@ -132,18 +134,34 @@ def test_progress_bars_go_to_stderr_only(results):
         str(results / "a"), str(results / "b"))
 
 
-def test_reader_failures_are_reported(results, monkeypatch):
+def test_a_reader_that_never_answers_records_no_run(results, monkeypatch):
     class DeadReader:
         name = "ollama:dead"
-        last_error = "connection refused"
+        last_error = "invalid json: reply is not JSON: 'x'"
 
         def answer(self, question_text, fact_lines):
             return ""
     monkeypatch.setattr("resolver.models.reader.make_reader",
                         lambda spec, host=None, timeout=30.0: DeadReader())
     result = invoke("run", "--data", str(SMALL), "--reader", "ollama:dead", "--run-id", "r")
+    assert result.exit_code == 1
+    assert result.output == ("Error: every reader call failed (7 of 7; first: invalid json: "
+                             "reply is not JSON: 'x'); the run was not recorded\n")
+    assert list(results.iterdir()) == []
+
+
+def test_reader_failures_are_reported(results, monkeypatch):
+    class FlakyReader:
+        name = "ollama:flaky"
+        last_error = ""
+
+        def answer(self, question_text, fact_lines):
+            self.last_error = "connection refused" if "Ruritania" in question_text else ""
+            return "" if self.last_error else "France"
+    monkeypatch.setattr("resolver.models.reader.make_reader",
+                        lambda spec, host=None, timeout=30.0: FlakyReader())
+    result = invoke("run", "--data", str(SMALL), "--reader", "ollama:flaky", "--run-id", "r")
     assert result.exit_code == 0
-    assert result.stderr == NOTE_32K + ("warning: the reader gave no answer for 7 of 7 question(s); see "
-                             "the reader field of traces.jsonl\n")
-    assert "| factconsolidation_sh_6k | sh | ollama:dead | 3 | 0.0 [0.0, 0.0] | 0.0 |" \
-        in result.stdout
+    assert result.stderr == NOTE_32K + ("warning: the reader gave no answer for 1 of 7 "
+                                        "question(s); see the reader field of traces.jsonl\n")
+    assert "| factconsolidation_sh_6k | sh | ollama:flaky | 3 |" in result.stdout

@@ -68,7 +68,7 @@ def test_bad_input_is_one_clean_line(results, tmp_path):
                              "string (or null for no answer))\n")
     result = invoke("score", SH_FILE, "--field", "prediction")
     assert result.exit_code == 1
-    assert result.output == ("Error: <input>: bad --field 'prediction' (expected FIELD=NAME "
+    assert result.output == ("Error: bad --field 'prediction' (expected FIELD=NAME "
                              "with FIELD one of id, prediction, gold, source, em)\n")
     assert not results.exists()
 

@@ -52,7 +52,7 @@ def test_missing_input_is_a_note_unless_the_table_is_asked_for(tmp_path):
     result = invoke("tables", "dev-small", "--results-dir", str(FIXTURES), "--out",
                     str(tmp_path), "--table", "mab-nbest")
     assert result.exit_code == 1
-    assert result.output == ("Error: <input>: table mab-nbest: no oracle nbest folder "
+    assert result.output == ("Error: table mab-nbest: no oracle nbest folder "
                              "(nbest.json) to build it from (expected at least one oracle nbest "
                              "folder (nbest.json))\n")
 

@@ -16,7 +16,7 @@ from ollama_server import (
     refused_url,
 )
 
-from resolver.errors import InputError
+from resolver.errors import InputError, ModelHostError
 from resolver.haystack import Dataset, bundled_path, load
 from resolver.models.compile_ollama import (
     compile_plan_set,
@@ -157,10 +157,24 @@ def test_chain_too_long_falls_back(dataset):
                          "invalid plan: chain has 5 steps, not 1 to 4")
 
 
-def test_unknown_model_falls_back_without_retry(dataset):
-    plan_set, server = compile_with(dataset, lexicon_reply(dataset), spec="ollama:no-such-model")
-    assert_all_fell_back(dataset, plan_set, "unknown model", "unknown model: 'no-such-model'")
-    assert "ollama pull no-such-model" in plan_set.plans[dataset.questions[0].qid].plans[0].note
+def test_unknown_model_stops_before_any_question(dataset):
+    with pytest.raises(ModelHostError) as err:
+        compile_with(dataset, lexicon_reply(dataset), spec="ollama:no-such-model")
+    assert str(err.value).startswith("model 'no-such-model' is not on http://127.0.0.1:")
+    assert str(err.value).endswith("(it has 1 model(s)); try `ollama pull no-such-model`")
+
+
+def test_a_model_missing_mid_run_falls_back_without_retry(dataset, monkeypatch):
+    from resolver.models.ollama_client import ModelClient
+    check = ModelClient.check_host
+    with OllamaServer(lexicon_reply(dataset), models=(MODEL, "gone")) as server:
+        def check_then_remove(client):    # listed at the host check, then 404 for every call
+            check(client)
+            server.models = (MODEL,)
+        monkeypatch.setattr(ModelClient, "check_host", check_then_remove)
+        plan_set = compile_plan_set(dataset, "ollama:gone", "t", host=server.url, timeout=5)
+    assert_all_fell_back(dataset, plan_set, "unknown model", "unknown model: 'gone'")
+    assert "ollama pull gone" in plan_set.plans[dataset.questions[0].qid].plans[0].note
     assert len(server.chat_requests()) == 6
     assert plan_set.manifest["all_failed"] is True
 
@@ -184,17 +198,33 @@ def test_a_retry_that_succeeds_is_not_a_fallback(dataset):
 
 
 def test_slow_reply_past_the_timeout_falls_back(dataset):
-    plan_set, server = compile_with(dataset, lambda r: Slow(30, Reply("{}")), timeout=0.2)
-    assert_all_fell_back(dataset, plan_set, "timeout", "timeout: no reply from")
+    good, slow = lexicon_reply(dataset), dataset.questions[0].text
+    plan_set, server = compile_with(
+        dataset, lambda r: Slow(30, Reply("{}")) if question_of(r) == slow else good(r),
+        timeout=0.2)
+    assert plan_set.manifest["fallbacks"] == {"timeout": 1}
+    assert plan_set.plans[dataset.questions[0].qid].plans[0].note.startswith(
+        "fallback: timeout: no reply from")
     assert len(server.chat_requests()) == 6                     # a timeout is not retried
 
 
-def test_refused_connection_falls_back_and_says_all_failed(dataset):
-    plan_set = compile_plan_set(dataset, SPEC, "t", host=refused_url(), timeout=2)
-    assert_all_fell_back(dataset, plan_set, "connection refused",
-                         "connection refused: cannot connect to http://127.0.0.1:")
-    assert plan_set.manifest["all_failed"] is True and plan_set.manifest["calls_ok"] == 0
-    assert "error" in plan_set.manifest["model_details"]
+def test_a_host_that_stops_answering_stops_the_compiler(dataset):
+    with pytest.raises(ModelHostError) as err:
+        compile_with(dataset, lambda r: Slow(30, Reply("{}")), timeout=0.2)
+    assert "stopped answering: 3 calls in a row failed (last: timeout: no reply from" \
+        in str(err.value)
+
+
+def test_a_dead_or_hung_host_fails_before_any_question(dataset):
+    with pytest.raises(ModelHostError, match="^cannot connect to the Ollama host"):
+        compile_plan_set(dataset, SPEC, "t", host=refused_url(), timeout=2)
+    with OllamaServer(lexicon_reply(dataset), tags=Slow(30)) as server:
+        with pytest.raises(ModelHostError, match=r"did not answer within 0\.2s"):
+            compile_plan_set(dataset, SPEC, "t", host=server.url, timeout=0.2)
+    assert server.chat_requests() == []
+    with OllamaServer(lexicon_reply(dataset), tags=Status(500, "boom")) as server:
+        with pytest.raises(ModelHostError, match="answered GET /api/tags with an error"):
+            compile_plan_set(dataset, SPEC, "t", host=server.url, timeout=2)
 
 
 def test_truncated_reply_falls_back(dataset):

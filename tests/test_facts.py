@@ -228,5 +228,5 @@ def test_crlf_and_bom_are_handled_and_noted():
 
 
 def test_parse_line_explains_a_line_that_fits_nothing():
-    with pytest.raises(InputError, match="<input>:1: fits no fact template"):
+    with pytest.raises(InputError, match="^line 1: fits no fact template"):
         parse_line("0. A likes B.")

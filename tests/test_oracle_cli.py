@@ -42,4 +42,4 @@ def test_missing_run_is_a_clean_error(tmp_path):
     result = CliRunner().invoke(main, ["oracle", "misses", str(tmp_path / "nope")],
                                 catch_exceptions=False)
     assert result.exit_code == 1
-    assert result.output.startswith(f"Error: <input>: no run folder '{tmp_path / 'nope'}'")
+    assert result.output.startswith(f"Error: no run folder '{tmp_path / 'nope'}'")

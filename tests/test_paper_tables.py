@@ -130,7 +130,7 @@ def test_a_table_without_input_is_skipped_or_an_error_when_asked_for():
                      "not written"]
     with pytest.raises(InputError) as err:
         build(folders, ("mab-ceiling",), explicit=True, references=REFERENCES)
-    assert str(err.value) == ("<input>: table mab-ceiling: no oracle ceiling folder "
+    assert str(err.value) == ("table mab-ceiling: no oracle ceiling folder "
                               "(ceiling.json) to build it from (expected at least one oracle "
                               "ceiling folder (ceiling.json))")
 

@@ -42,7 +42,13 @@ def frozen(tmp_path):
 
 def test_freeze_records_plans_weights_grammar_and_its_own_hash(frozen):
     doc = orjson.loads(frozen.read_bytes())
-    assert doc["schema"] == "factres.frozen/1"
+    assert doc["schema"] == "factres.frozen/2"
+    assert doc["files_sha256"] == identity.package_files()
+    assert {"resolver/haystack.py", "resolver/text/cache.py", "resolver/plan/archive.py",
+            "resolver/models/prompts/reader.txt", "resolver/grammars/facts.lark",
+            "resolver/data/fc/factconsolidation_6k.json", "oracle/paths.py"} <= \
+        set(doc["files_sha256"])
+    assert doc["versions"] == identity.package_versions() and doc["commit"]
     assert [s["spec"] for s in doc["plan_sets"]] == ["live:rules", "live:lexicon"]
     assert all(s["source"] == "live" and "resolver/plan/compile_rules.py" in s["compiler_sha256"]
                for s in doc["plan_sets"])
@@ -95,7 +101,7 @@ def test_a_test_run_needs_a_clean_tree(tmp_path, frozen, dirty):
                              "--allow-dirty to run marked as dirty\n")
 
 
-def test_a_frozen_clean_test_run_records_its_configuration(tmp_path, frozen, clean):
+def test_a_frozen_clean_test_run_records_its_configuration(tmp_path, clean, frozen):
     result = invoke("run", "--data", str(SMALL), "--split", "test", "--config", str(frozen),
                     "--results-dir", str(tmp_path / "r"), "--run-id", "t1")
     # runs_small.json mixes sizes: its 6K sources are noted, not refused
@@ -106,6 +112,7 @@ def test_a_frozen_clean_test_run_records_its_configuration(tmp_path, frozen, cle
     sha = orjson.loads(frozen.read_bytes())["sha256"]
     assert meta["protocol"] == {"split": "test", "frozen": True, "frozen_config": str(frozen),
                                 "frozen_sha256": sha, "mismatches": [], "allow_dirty": False,
+                                "frozen_commit": orjson.loads(frozen.read_bytes())["commit"],
                                 "dirty": False, "commit": COMMIT,
                                 "off_split_sources": ["factconsolidation_mh_6k",
                                                       "factconsolidation_sh_6k"]}

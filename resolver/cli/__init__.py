@@ -23,8 +23,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "freeze": ("resolver.cli.run:freeze_command",
              "Write a frozen configuration to CONFIG (never overwritten): the plan sets (archived "
              "sets by the sha256 of their files, live sets by the sha256 of their compiler "
-             "sources), the search weights, the grammar and resolver sources' sha256, mode and "
-             "lanes, and its own sha256."),
+             "sources), the search weights, the sha256 of every file of the installed packages, "
+             "the Python and dependency versions, the commit, mode and lanes, and its own "
+             "sha256."),
     "frontier": ("resolver.cli.provenance:frontier_command",
                "Print the current value of every key (the active frontier), one per line, "
                "tab-separated: subject, relation, value, status, serial, line."),

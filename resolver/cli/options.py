@@ -27,3 +27,10 @@ def data_option(required: bool = False, help_text: str | None = None):
                         type=click.Path(dir_okay=False),
                         help=help_text or "Haystack file (.json, .jsonl, .parquet or .txt); "
                         "repeat for several. Default: the bundled 6K dev rows.")
+
+
+def results_dir_option(what: str = "Where run folders are"):
+    """--results-dir: one results folder for every command that reads or writes run and
+    oracle folders (resolver.run.result_schema.results_root)."""
+    return click.option("--results-dir", type=click.Path(file_okay=False),
+                        help=f"{what}. Default: $FACTRES_RESULTS, else ./results.")

@@ -37,7 +37,8 @@ def parse_command(path: str, strict: bool, as_json: bool, no_cache: bool) -> Non
     bad = [UnparsedLine(u["line"], u["text"], u["reason"])
            for report in reports for u in report["unparsed_lines"]]
     if strict and bad:
-        raise UnparsedLinesError(path, bad)
+        first = next(r for r in reports if r["unparsed"])
+        raise UnparsedLinesError(path, bad, row=first["row"])
 
 
 def _text(report: dict) -> str:

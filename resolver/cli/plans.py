@@ -52,18 +52,16 @@ def compile_command(planner: str, set_id: str, temperature: float, level: str, h
 
     With ollama:MODEL, one /api/chat request per question; the model sees the question and the
     entity names it mentions, never a fact. A reply that fails validation, or a failed call,
-    falls back to the lexicon plan for that question and the manifest counts why.
+    falls back to the lexicon plan for that question and the manifest counts why. A host that
+    is down, hangs or lacks the model stops the command before the first question; if every
+    call fails, nothing is archived.
 
     Example: factres plans compile --planner ollama:qwen2.5:7b-instruct --set-id qwen7b-t0
     """
     from resolver.models.compile_ollama import compile_plan_set
-    from resolver.plan.archive import check_set_id, plans_root, write_plan_set
+    from resolver.plan.archive import check_writable, write_plan_set
 
-    check_set_id(set_id)
-    if (plans_root() / set_id).exists():       # fail before spending any model calls
-        raise click.ClickException(f"plan set {set_id!r} already exists at "
-                                   f"{plans_root() / set_id}; plan sets are immutable, choose "
-                                   "another --set-id")
+    check_writable(set_id)       # fail before spending any model calls
     dataset = _dataset(data)
     if progress is None:
         progress = sys.stderr.isatty()
@@ -72,8 +70,13 @@ def compile_command(planner: str, set_id: str, temperature: float, level: str, h
         plan_set = compile_plan_set(dataset, planner, set_id, temperature=temperature,
                                     level=level, host=host, timeout=timeout, stream=stream,
                                     progress=bar.update if progress else None)
-    path = write_plan_set(plan_set)
     m = plan_set.manifest
+    if m.get("all_failed"):
+        raise click.ClickException(
+            f"EVERY MODEL CALL FAILED ({m['fallback_count']} of {m['count']}): nothing "
+            f"archived, since the set would hold only lexicon fallback plans under {planner}'s "
+            f"name. First failure: {next(iter(m['fallback_qids'].values()), '?')}")
+    path = write_plan_set(plan_set)
     with_plans = sum(1 for c in plan_set.plans.values() if c.plans)
     click.echo(f"wrote {path}: {m['count']} questions, {with_plans} with plans "
                f"(planner {planner}, level {level})")
@@ -81,11 +84,6 @@ def compile_command(planner: str, set_id: str, temperature: float, level: str, h
         reasons = ", ".join(f"{k} {v}" for k, v in m["fallbacks"].items()) or "none"
         click.echo(f"model calls ok: {m['calls_ok']}; fallbacks to lexicon: "
                    f"{m['fallback_count']} ({reasons})")
-    if m.get("all_failed"):
-        raise click.ClickException(
-            f"EVERY MODEL CALL FAILED: {path} holds only lexicon fallback plans, not "
-            f"{planner}'s (manifest.json says all_failed: true). First failure: "
-            f"{next(iter(m['fallback_qids'].values()), '?')}")
 
 
 @plans_group.command("derive")

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from resolver.cli.options import data_option, library_errors
+from resolver.cli.options import data_option, library_errors, results_dir_option
 from resolver.run import protocol, runs, tables
 
 
@@ -36,8 +36,7 @@ class _Bars:
               help="dev: score against gold. test: write predictions, never read gold.")
 @click.option("--run-id", help="Name of the run folder (must be new). Default: "
                                "<split>-<sizes>-<config hash>, suffixed -2, -3... if taken.")
-@click.option("--results-dir", type=click.Path(file_okay=False),
-              help="Where run folders go. Default: $FACTRES_RESULTS, else ./results.")
+@results_dir_option("Where run folders go")
 @click.option("--reader", metavar="SPEC", help="Reader lane, e.g. ollama:qwen2.5:3b: the "
               "prediction becomes the reader's answer from the winning path's fact lines.")
 @click.option("--repair", metavar="SPEC", help="Repair lane, e.g. ollama:qwen2.5:3b: new plans "
@@ -55,11 +54,19 @@ class _Bars:
 @click.option("--allow-dirty", is_flag=True,
               help="Let a test run go from a dirty tree or without a matching frozen "
                    "configuration; meta.json and every table row built from it say so.")
+@click.option("--strict", is_flag=True,
+              help="Exit 1, before resolving, if a fact line fits no template (else they are "
+                   "counted on stderr and in meta.json).")
+@click.option("--allow-partial-plans", is_flag=True,
+              help="Run with an archived plan set that has plans for none of the questions "
+                   "(partial coverage is only a warning).")
+@click.option("--no-cache", is_flag=True, help="Parse afresh; do not read or write the cache.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal).")
 @library_errors
 def run_command(data, plans, split, run_id, results_dir, reader, repair, host, timeout,
-                mode, frozen, allow_dirty, progress) -> None:
+                mode, frozen, allow_dirty, strict, allow_partial_plans, no_cache,
+                progress) -> None:
     """Resolve every question, score it as MemoryAgentBench does, and record the run in
     results/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, table.md,
     table.tex). Prints the score table. Existing runs are never overwritten.
@@ -71,17 +78,20 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
     """
     config = runs.RunConfig(data=tuple(data), plans=tuple(plans), split=split, reader=reader,
                             repair=repair, host=host, timeout=timeout, mode=mode,
-                            frozen=frozen, allow_dirty=allow_dirty)
+                            frozen=frozen, allow_dirty=allow_dirty, strict=strict,
+                            allow_partial_plans=allow_partial_plans)
     if progress is None:
         progress = sys.stderr.isatty()
     bars = _Bars() if progress else None
     try:
-        run = runs.execute(config, results=results_dir, run_id=run_id, progress=bars)
+        run = runs.execute(config, results=results_dir, run_id=run_id, progress=bars,
+                           use_cache=not no_cache)
     finally:
         if bars is not None:
             bars.close()
     click.echo(run.table, nl=False)
     click.echo(f"\nrun {run.run_id} written to {run.path}/")
+    _report_input(run.meta)
     record = run.meta["protocol"]          # (not the `protocol` module)
     off = record["off_split_sources"]
     if off:
@@ -89,6 +99,10 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
         what = "is a source" if len(off) == 1 else "are sources"
         click.echo(f"note: {', '.join(off)} {what} of the {other} split (dev is 6K; test is "
                    "32K, 64K and 262K); recorded in meta.json", err=True)
+    if record["frozen"] and record["frozen_commit"] != record["commit"]:
+        click.echo(f"note: frozen at commit {str(record['frozen_commit'])[:12]}, run at "
+                   f"{str(record['commit'])[:12]}: every package file, version, plan set and "
+                   "weight matches; recorded in meta.json", err=True)
     if record["allow_dirty"] or (record["split"] == "test" and not record["frozen"]):
         click.echo("warning: run admitted with --allow-dirty (dirty tree: "
                    f"{'yes' if record['dirty'] else 'no'}, frozen configuration: "
@@ -105,8 +119,7 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
 @click.argument("run")
 @click.option("--format", "fmt", type=click.Choice(sorted(tables.RENDERERS)), default="md",
               show_default=True, help="Markdown or LaTeX (booktabs).")
-@click.option("--results-dir", type=click.Path(file_okay=False),
-              help="Where run folders are. Default: $FACTRES_RESULTS, else ./results.")
+@results_dir_option()
 @library_errors
 def table_command(run, fmt, results_dir) -> None:
     """Print the score table of a finished run (a run id or a run folder), re-rendered from
@@ -131,8 +144,9 @@ def table_command(run, fmt, results_dir) -> None:
 def freeze_command(config, plans, mode, reader, repair) -> None:
     """Write a frozen configuration to CONFIG (never overwritten): the plan sets (archived sets
     by the sha256 of their files, live sets by the sha256 of their compiler sources), the search
-    weights, the grammar and resolver sources' sha256, mode and lanes, and its own sha256.
-    `factres run --split test --config CONFIG` checks the checkout against it.
+    weights, the sha256 of every file of the installed packages, the Python and dependency
+    versions, the commit, mode and lanes, and its own sha256. `factres run --split test --config
+    CONFIG` checks the checkout against it and names every file that differs.
 
     Example: factres freeze configs/test-v1.json --plans rules-6k --plans lexicon-6k
     """
@@ -141,3 +155,20 @@ def freeze_command(config, plans, mode, reader, repair) -> None:
     sets = ", ".join(s["spec"] for s in frozen["plan_sets"])
     click.echo(f"froze {path}: plan sets {sets}; mode {frozen['mode']}; "
                f"sha256 {frozen['sha256']}")
+
+
+def _report_input(meta: dict) -> None:
+    """On stderr: input quirks handled, lines that fit no template, plan-set warnings."""
+    for note in meta["notes"]:
+        click.echo(f"note: {note}", err=True)
+    unparsed = meta["unparsed"]
+    if unparsed["count"]:
+        click.echo(f"warning: {unparsed['count']} fact line(s) fit no template and were not "
+                   "read (recorded in meta.json; --strict makes this an error); the first:",
+                   err=True)
+        for u in unparsed["first"]:
+            where = u["path"] + (f": row {u['row']}, context line {u['line']}"
+                                 if u["row"] is not None else f":{u['line']}")
+            click.echo(f"  {where}: {u['text']}  ({u['reason']})", err=True)
+    for warning in meta["warnings"]:
+        click.echo(f"warning: {warning}", err=True)

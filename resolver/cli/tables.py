@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from resolver.cli.options import library_errors
+from resolver.cli.options import library_errors, results_dir_option
 from resolver.report import paper_tables
 
 
@@ -17,8 +17,7 @@ from resolver.report import paper_tables
 @click.option("--table", "names", multiple=True, type=click.Choice(paper_tables.TABLES),
               help="Build only this table; repeatable. A table asked for by name must have "
                    "input, else it is an error.")
-@click.option("--results-dir", type=click.Path(file_okay=False),
-              help="Where run folders are. Default: $FACTRES_RESULTS, else ./results.")
+@results_dir_option("Where run and oracle folders are")
 @click.option("--references", type=click.Path(dir_okay=False),
               help="References file for mab-ref. Default: resolver/data/references.json.")
 @click.option("--plot", is_flag=True,

@@ -3,9 +3,12 @@ haystack is read. It is the only place a language model takes part, and it never
 it receives the question text and the store entity names the question mentions, nothing else.
 
 Every reply is validated against the store and the relation inventory; any failure (timeout,
-refused connection, non-200, unknown model, truncated or invalid reply) falls back to the
-lexicon's plans for that question, and the plan's note says what happened. The result is a
-`PlanSet` that `archive.write_plan_set` stores, so a run can be repeated without the model.
+refused connection, non-200, truncated or invalid reply) falls back to the lexicon's plans for
+that question, and the plan's note says what happened. A host that is down or lacks the model
+stops the compiler before the first question, and one that stops answering partway stops it
+too (ModelHostError): no set is made. The result is a `PlanSet` that `archive.write_plan_set`
+stores, so a run can be repeated without the model; a set whose every call failed is marked
+`all_failed` and the archive refuses it.
 
 `compile_plan_set` is the one door for every planner (rules, lexicon, ollama:MODEL), so the
 archive records them alike."""
@@ -243,6 +246,7 @@ def compile_plan_set(dataset: Dataset, planner: str, set_id: str, *, temperature
     shas: dict[str, str] = {}
     try:
         if model_planner is not None:
+            model_planner.client.check_host()      # a dead host fails before any question
             manifest["model_details"] = model_planner.client.describe_model()
         for q in dataset.questions:
             store = dataset.haystack_of(q).store

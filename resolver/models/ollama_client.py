@@ -5,7 +5,12 @@ It wraps the official `ollama` client and turns every way a call can go wrong in
 `ModelCallError` with a short `kind` (the manifest counts fallbacks by kind): a timeout, a
 refused connection, a non-200 answer, an unknown model, a reply cut off at the token cap, a reply
 that is not the JSON asked for. The `ollama` client has no timeout by default, so this one always
-sets one; retries are bounded and only for failures a retry can cure (connection errors, 5xx)."""
+sets one; retries are bounded and only for failures a retry can cure (connection errors, 5xx).
+
+A dead host fails fast, whatever the number of questions: `check_host` asks the model list once
+before the first question (within PROBE_TIMEOUT_S), and after MAX_HOST_FAILURES calls in a row
+that could not connect or timed out, every lane stops with `ModelHostError` instead of spending
+the timeout on each remaining question."""
 from __future__ import annotations
 
 import hashlib
@@ -16,11 +21,13 @@ from typing import Callable, ClassVar, TypeVar
 import httpx
 import orjson
 
-from resolver.errors import FactresError, InputError
+from resolver.errors import FactresError, InputError, ModelHostError
 
 SPEC_PREFIX = "ollama:"
 MAX_RETRIES = 2              # on connection errors and 5xx only: a 404 or a bad reply stays bad
 RETRY_BACKOFF = 0.25         # seconds, times the attempt number
+PROBE_TIMEOUT_S = 10.0       # the host check: the model list answers at once on a live host
+MAX_HOST_FAILURES = 3        # calls in a row that could not connect or timed out: host is down
 
 # ModelCallError kinds, in the words the manifest and the notes use.
 TIMEOUT = "timeout"
@@ -70,6 +77,7 @@ class ModelClient:
         self.model, self.host, self.timeout = model, host, float(timeout)
         self.retries = max(0, min(retries, MAX_RETRIES))
         self.backoff = RETRY_BACKOFF if backoff is None else backoff
+        self.host_failures = 0         # calls in a row that could not connect or timed out
         self._ollama = ollama
         self._client = ollama.Client(host=host, timeout=self.timeout)
 
@@ -80,6 +88,29 @@ class ModelClient:
     def close(self) -> None:
         self._client.close()
 
+    def check_host(self) -> None:
+        """Ask the host for its model list once, within min(timeout, PROBE_TIMEOUT_S): a host
+        that refuses, hangs, answers with an error or lacks the model raises ModelHostError
+        before any question is spent on it."""
+        url = f"{self.base_url}/api/tags"
+        wait = min(self.timeout, PROBE_TIMEOUT_S)
+        try:
+            resp = httpx.get(url, timeout=wait)
+            resp.raise_for_status()
+            names = {m.get("model") or m.get("name") for m in resp.json().get("models", [])}
+        except httpx.TimeoutException:
+            raise ModelHostError(f"Ollama host {self.base_url} did not answer within "
+                                 f"{wait:g}s (GET /api/tags); is it running?") from None
+        except httpx.ConnectError:
+            raise ModelHostError(f"cannot connect to the Ollama host {self.base_url}; start "
+                                 "it (`ollama serve`) or pass --host") from None
+        except (httpx.HTTPError, ValueError, AttributeError) as exc:
+            raise ModelHostError(f"Ollama host {self.base_url} answered GET /api/tags with "
+                                 f"an error: {str(exc)[:200]}") from None
+        if self.model not in names and f"{self.model}:latest" not in names:
+            raise ModelHostError(f"model {self.model!r} is not on {self.base_url} (it has "
+                                 f"{len(names)} model(s)); try `ollama pull {self.model}`")
+
     def chat(self, messages: list[dict], *, schema: dict | None = None, temperature: float = 0.0,
              num_predict: int = 256, stream: bool = False) -> Reply:
         """One chat request (retried on connection errors and 5xx). Raises ModelCallError."""
@@ -89,17 +120,31 @@ class ModelClient:
             try:
                 content, done_reason = self._chat_once(messages, schema, temperature,
                                                        num_predict, stream)
+                self.host_failures = 0
                 break
             except ModelCallError as exc:
                 retriable = exc.kind in (REFUSED, CONNECTION) or (
                     exc.kind == HTTP_ERROR and exc.detail.startswith("5"))
                 if not retriable or attempt > self.retries:
+                    self._count_host_failure(exc)
                     raise
                 time.sleep(self.backoff * attempt)
         if done_reason == "length":
             raise ModelCallError(TRUNCATED, f"reply cut off at {num_predict} tokens "
                                  f"(done_reason \"length\"): {content[:80]!r}")
         return Reply(content, done_reason, attempt)
+
+    def _count_host_failure(self, exc: ModelCallError) -> None:
+        """Stop the lane once the host has failed to connect or answer several times running."""
+        if exc.kind not in (REFUSED, CONNECTION, TIMEOUT):
+            self.host_failures = 0
+            return
+        self.host_failures += 1
+        if self.host_failures >= MAX_HOST_FAILURES:
+            raise ModelHostError(f"Ollama host {self.base_url} stopped answering: "
+                                 f"{self.host_failures} calls in a row failed (last: {exc}); "
+                                 "stopped instead of waiting on every remaining question") \
+                from None
 
     def chat_json(self, messages: list[dict], schema: dict, **kwargs) -> tuple[dict, Reply]:
         """A chat request whose reply must be one JSON object (the `format` schema asks so)."""
@@ -165,8 +210,9 @@ class ModelClient:
 @dataclass
 class ModelLane:
     """An optional model lane of a run (reader, repair): one client, one system prompt, counts
-    of calls and failures. A lane never stops a run: `_ask` returns None on any failure and
-    `last_error` says why. Subclasses set ROLE, PROMPT_FILE and NUM_PREDICT."""
+    of calls and failures. A failed call never stops a run: `_ask` returns None and
+    `last_error` says why. A dead host does (ModelHostError), and so, in the run, does a lane
+    whose every call failed. Subclasses set ROLE, PROMPT_FILE and NUM_PREDICT."""
     ROLE: ClassVar[str] = ""
     PROMPT_FILE: ClassVar[str] = ""
     NUM_PREDICT: ClassVar[int] = 0
@@ -174,12 +220,17 @@ class ModelLane:
     client: ModelClient
     prompt: str = ""
     last_error: str = ""
+    first_error: str = ""
     calls: int = 0
     failures: int = 0
 
     @property
     def name(self) -> str:
         return f"{SPEC_PREFIX}{self.client.model}"
+
+    def check_host(self) -> None:
+        """The lane's host, checked once before the first question (ModelHostError)."""
+        self.client.check_host()
 
     @property
     def prompt_sha256(self) -> str:
@@ -203,10 +254,13 @@ class ModelLane:
             obj, _ = self.client.chat_json(messages, schema, temperature=0.0,
                                            num_predict=self.NUM_PREDICT)
             return check(obj)
+        except ModelHostError:
+            raise                  # a dead host stops the lane: see check_host
         except ModelCallError as exc:
             self.failures += 1
             self.last_error = str(exc)
-        except Exception as exc:   # noqa: BLE001 - a lane must never stop a run
+        except Exception as exc:   # noqa: BLE001 - one bad reply must never stop a run
             self.failures += 1
             self.last_error = f"{type(exc).__name__}: {exc}"[:200]
+        self.first_error = self.first_error or self.last_error
         return None

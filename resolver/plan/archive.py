@@ -1,7 +1,8 @@
 """The plan-set archive: plans/<set-id>/ holds `plans.jsonl`, `manifest.json` and `SHA256SUMS`.
 
 A set is written once (an existing id is an error), into a temporary folder renamed into place,
-so a reader never sees half a set. It is read only after its checksums match, so a run made
+so a reader never sees half a set. A set whose every model call failed is never archived (and
+one archived so by an older factres fails verification). It is read only after its checksums match, so a run made
 years later with an archived set uses exactly the plans that were compiled, model or not.
 
 plans.jsonl is deterministic: one line per question in dataset order, keys sorted. The
@@ -62,15 +63,36 @@ def plans_jsonl(plan_set: PlanSet) -> bytes:
     return b"".join(line + b"\n" for line in lines)
 
 
-def write_plan_set(plan_set: PlanSet, root: str | Path | None = None) -> Path:
-    """Archive a plan set under <root>/<set-id>/ and return that folder. Never overwrites."""
-    set_id = check_set_id(plan_set.set_id)
+def check_writable(set_id: str, root: str | Path | None = None) -> Path:
+    """The folder a new set would take: checked before any work (a bad or taken id, an
+    archive that cannot be written), so no model call is spent on a set that cannot be kept."""
+    check_set_id(set_id)
     base = plans_root(root)
     target = base / set_id
     if target.exists():
         raise ArchiveError(f"plan set {set_id!r} already exists at {target}; plan sets are "
                            "immutable, choose another --set-id")
-    base.mkdir(parents=True, exist_ok=True)
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        probe = Path(tempfile.mkdtemp(prefix=".write-check-", dir=base))
+        probe.rmdir()
+    except OSError as exc:
+        raise ArchiveError(f"cannot write plan sets in {base}: {exc.strerror or exc} (set "
+                           "$FACTRES_PLANS to a writable folder)") from None
+    return target
+
+
+def write_plan_set(plan_set: PlanSet, root: str | Path | None = None) -> Path:
+    """Archive a plan set under <root>/<set-id>/ and return that folder. Never overwrites.
+    A set whose every model call failed is refused: it holds only the lexicon's fallback plans
+    and would pass for the model's."""
+    set_id = check_set_id(plan_set.set_id)
+    if plan_set.manifest.get("all_failed"):
+        raise ArchiveError(f"plan set {set_id!r} not archived: every model call failed, so it "
+                           f"holds only lexicon fallback plans, not "
+                           f"{plan_set.manifest.get('planner')}'s")
+    base = plans_root(root)
+    target = check_writable(set_id, root)
     body = plans_jsonl(plan_set)
     manifest = dict(plan_set.manifest)
     manifest.update({"set_id": set_id, "count": len(plan_set.plans),
@@ -156,6 +178,10 @@ def verify_plan_set(set_id_or_path: str | Path, root: str | Path | None = None) 
     body = (folder / PLANS_FILE).read_bytes()
     if manifest.get("plans_sha256") not in (None, _sha256(body)):
         problems.append(f"{folder / MANIFEST_FILE}: plans_sha256 does not match {PLANS_FILE}")
+    if manifest.get("all_failed"):
+        # archived by an older factres: its plans are the lexicon's under the model's name
+        problems.append(f"{folder / MANIFEST_FILE}: all_failed: every model call failed, so "
+                        "the set holds only lexicon fallback plans; compile it again")
     return problems
 
 

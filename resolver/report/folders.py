@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 
 from resolver.errors import InputError
-from resolver.run.result_schema import META_FILE, METRICS_FILE, results_root
+from resolver.run.result_schema import META_FILE, METRICS_FILE, incomplete, results_root
 
 DEFAULT_OUT = "tables"          # the tables' folder under the results folder (never read back)
 SCORE, NBEST, CEILING = "score run", "oracle nbest", "oracle ceiling"
@@ -52,6 +52,9 @@ def _read_json(path: Path) -> dict:
 
 
 def read_folder(path: Path) -> Folder:
+    reason = incomplete(path)
+    if reason:
+        raise InputError(reason, path=str(path), expected="a finished run or oracle folder")
     kind = folder_kind(path)
     if kind is None:
         raise InputError("not a folder factres tables reads", path=str(path),
@@ -84,4 +87,4 @@ def gather(refs: tuple[str, ...], results: str | Path | None = None) -> list[Fol
         raise InputError("no results folder", path=str(root))
     paths = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
                    and p.name != DEFAULT_OUT)
-    return [read_folder(p) for p in paths if folder_kind(p)]
+    return [read_folder(p) for p in paths if folder_kind(p) and not incomplete(p)]

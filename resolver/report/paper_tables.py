@@ -8,7 +8,8 @@ the references file (`resolver.report.references`). Nothing is typed by hand. Ea
 - mab-fc: one row per score run (its plan sets, mode, reader and split); EM with its 95%
   interval at 6K, 32K, 64K and 262K for single-hop and multi-hop, the mean over the sizes the
   run has (its metrics.json pooled rows), and the run's commit, marked when the tree was dirty or
-  the test run was admitted with --allow-dirty, or its configuration was not frozen. Dev rows,
+  the test run was admitted with --allow-dirty, or its configuration was not frozen. A plan set
+  some of whose plans are lexicon fallbacks (its model calls failed) shows their count. Dev rows,
   then test rows, then other systems' runs imported by `factres score` (the system's name for
   plan sets, mode "imported"). Only MemoryAgentBench FactConsolidation sources
   (`factconsolidation_{sh,mh}_<size>`) fill cells: a run of other data is left out, with a note.
@@ -71,6 +72,18 @@ def _em_cell(row: dict | None) -> Cell:
     return Cell(pct(row["em"]), f"[{pct(ci[0])}, {pct(ci[1])}]" if ci else "")
 
 
+FALLBACKS = "fallbacks"
+
+
+def _sets_text(meta: dict) -> str:
+    """The run's plan sets, each with its fallback count when a model planner's calls failed
+    for some questions (their plans are the lexicon's; meta.json plan_sets[].fallback_count)."""
+    names = [r.get("set_id", "?") + (f" ({FALLBACKS}: {r['fallback_count']})"
+                                     if r.get("fallback_count") else "")
+             for r in meta.get("plan_sets", [])]
+    return " + ".join(names) or "?"
+
+
 def _run_marks(meta: dict) -> str:
     protocol = meta.get("protocol") or {}
     marks = ""
@@ -114,7 +127,7 @@ def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
         out = [Cell(meta.get("system") or "?", mark=partial), Cell(IMPORTED), Cell(DASH), split]
         marks = DIRTY if (meta.get("git") or {}).get("dirty") else ""
     else:
-        sets = " + ".join(r.get("set_id", "?") for r in meta.get("plan_sets", [])) or "?"
+        sets = _sets_text(meta)
         mode = (meta.get("config") or {}).get("mode") or "search"
         out = [Cell(sets), Cell(mode),
                Cell(meta.get("reader") or metrics.get("reader") or "none"), split]
@@ -155,6 +168,9 @@ def fc_table(folders: list[Folder], notes: list[str]) -> Table | None:
     if any(row[0].mark for row in groups.get(IMPORTED, [])):
         foot.append(f"{PARTIAL} some questions have no prediction in the imported files: they "
                     "count as unanswered and wrong (listed in the run's meta.json).")
+    if any(f"({FALLBACKS}: " in row[0].text for rows in groups.values() for row in rows):
+        foot.append(f"({FALLBACKS}: N): questions whose plans from that set are the lexicon's, "
+                    "because the model planner's call failed.")
     headers = ("plan sets", "mode", "reader", "split") + ("sh", "mh") * (len(SIZES) + 1) \
         + ("commit",)
     header_groups = ((("", 4),) + tuple((SIZE_LABEL[s], 2) for s in SIZES)

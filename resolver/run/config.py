@@ -23,6 +23,9 @@ class RunConfig:
     frozen: str | None = None         # frozen configuration file (factres freeze) to check
     allow_dirty: bool = False         # run a test split from a dirty tree or unfrozen config,
                                       # marked so in meta.json (see resolver.run.protocol)
+    strict: bool = False              # a fact line that fits no template is an error
+    allow_partial_plans: bool = False  # run with an archived plan set that covers none of
+                                      # the questions (partial coverage is only a warning)
 
     def data_paths(self) -> tuple[str, ...]:
         return self.data or (str(bundled_path()),)

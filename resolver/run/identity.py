@@ -1,11 +1,15 @@
 """What identifies the code and the environment behind a run: the sha256 of the source files that
-decide predictions, the package versions, and the git commit and dirtiness of the checkout.
+decide predictions, of every file of the installed packages, the package versions, and the git
+commit and dirtiness of the checkout.
 
 runs.py records these in meta.json and in the run id's hash; protocol.py freezes and compares
-them. Neither imports the other for it (this module sits below both)."""
+them (`package_files`: every file, so no change to code, grammar, prompts or bundled data can
+slip past a frozen configuration). Neither imports the other for it (this module sits below
+both)."""
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 import subprocess
 from importlib import metadata
@@ -23,6 +27,11 @@ RESOLVER_FILES = ("search/resolve.py", "search/path_search.py", "search/candidat
                   "store/provenance.py", "text/relations.py")
 LEXICON_FILES = ("plan/lexicon.py", "plan/compile_lexicon.py", "plan/signatures.py")
 VERSIONED = ("factres", "lark", "orjson", "numpy", "click", "ollama")
+# The installed packages whose files a frozen configuration pins: resolver/ and, beside it,
+# oracle/ (located by folder, never imported: resolver does not import oracle).
+PACKAGES = ("resolver", "oracle")
+# Files that are not the package's content: caches of compiled code.
+_NOT_CONTENT = ("__pycache__",)
 
 
 def sha256(data: bytes) -> str:
@@ -33,6 +42,24 @@ def source_hashes(names: tuple[str, ...]) -> dict[str, str]:
     """resolver/<name> -> sha256 for the files of `names` that exist."""
     return {f"resolver/{n}": sha256((PACKAGE / n).read_bytes())
             for n in names if (PACKAGE / n).is_file()}
+
+
+def package_files() -> dict[str, str]:
+    """"<package>/<path>" -> sha256 of every file of the installed packages: sources, the
+    grammar (through the resolver/grammars link), prompts, bundled data. Sorted by name."""
+    out = {}
+    for name in PACKAGES:
+        top = PACKAGE.parent / name
+        if not top.is_dir():
+            continue
+        for folder, dirs, files in os.walk(top, followlinks=True):
+            dirs[:] = sorted(d for d in dirs if d not in _NOT_CONTENT)
+            for file in files:
+                if file.endswith((".pyc", ".pyo")):
+                    continue
+                path = Path(folder) / file
+                out[path.relative_to(PACKAGE.parent).as_posix()] = sha256(path.read_bytes())
+    return dict(sorted(out.items()))
 
 
 def package_versions() -> dict[str, str | None]:

@@ -19,7 +19,7 @@ factres's own (`factres score`).
 Scoring reads the gold of any split, 32K-262K included: it is not a test run of factres's
 resolver (nothing is resolved), so no frozen configuration is asked for; meta.json records the
 split of every source. The folder shapes are in `result_schema` (`ImportedMetaJson`,
-`ImportedPredictionRow`); the folder is written by `runs.write_run`, with an empty
+`ImportedPredictionRow`); the folder is written by `run_folder.write_run`, with an empty
 traces.jsonl (there is no resolver trace)."""
 from __future__ import annotations
 
@@ -42,7 +42,9 @@ from resolver.run.result_schema import (
     dumps,
     results_root,
 )
-from resolver.run.runs import Run, _free_id, check_run_id, write_run
+from resolver.run import run_folder
+from resolver.run.run_folder import check_run_id
+from resolver.run.runs import Run
 from resolver.search.resolve import Prediction
 
 KIND = "imported"
@@ -257,9 +259,10 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
                 "data_sha256": sorted(dataset.files_sha256.values()), "factres": __version__,
                 "scoring_sha256": source_hashes(SCORING_FILES)}
     config_sha = sha256(dumps(identity))
-    if run_id is None:
-        sizes = sorted({q.size for q in joined.questions}, key=scoring.size_order)
-        run_id = _free_id(root, f"imported-{_slug(system)}-{'-'.join(sizes)}-{config_sha[:8]}")
+    sizes = sorted({q.size for q in joined.questions}, key=scoring.size_order)
+    claimed = run_folder.claim(root, run_id,
+                               f"imported-{_slug(system)}-{'-'.join(sizes)}-{config_sha[:8]}")
+    run_id = claimed.run_id
 
     metrics = {"schema": METRICS_SCHEMA, "run_id": run_id, "split": split, "scored": True,
                "reader": system, "bootstrap": bootstrap,
@@ -279,7 +282,7 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
                        "files_disagreeing": sum(1 for c in checks if c["agrees"] is False)},
             "missing": missing, "empty": empty, "gold_disagreements": disagreements,
             "versions": package_versions(), "git": git_state()}
-    path = write_run(root, run_id, meta, rows, [], metrics)
+    path = run_folder.write_run(claimed, meta, rows, [], metrics)
     return Run(run_id, path, meta, metrics, rows)
 
 

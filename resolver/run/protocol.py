@@ -4,15 +4,18 @@ configuration.
 `freeze` records what decides a run's answers: each plan set (an archived set by the sha256 of
 its plans.jsonl and manifest.json; a live set, whose plans the current code computes, by the
 sha256 of its compiler sources), the search weights (`search.weights()`, by name), the grammar's
-sha256, the sha256 of the resolver and lexicon sources, the mode and the lanes. The file carries
-the sha256 of its own content and is never overwritten.
+sha256, the sha256 of every file of the installed packages (resolver/ and oracle/: code,
+grammar, prompts, bundled data), the Python and dependency versions, the mode and the lanes, and
+the commit it was frozen at. The file carries the sha256 of its own content and is never
+overwritten.
 
 `admit` is the gate `runs.execute` passes first. A test run needs a frozen configuration that
-matches the current code, plans and weights, and a clean git tree; otherwise it is refused,
-naming every mismatch, unless `allow_dirty` is set, in which case it runs and its meta.json
+matches the current files, versions, plans and weights, and a clean git tree; otherwise it is
+refused, naming every mismatch (each file that changed, appeared or went away), unless `allow_dirty` is set, in which case it runs and its meta.json
 records `protocol` with `frozen: false` or `allow_dirty: true`, and every table row built from it
 is marked. A dev run is never refused for a dirty tree or a missing configuration; if it names
-one, it is checked the same way."""
+one, it is checked the same way. A later commit whose package files all match is no mismatch
+(a commit of results or docs changes no prediction): the record names both commits."""
 from __future__ import annotations
 
 import hashlib
@@ -29,16 +32,18 @@ from resolver.errors import ArchiveError, InputError, ProtocolError
 from resolver.run import identity
 from resolver.run.config import RunConfig
 from resolver.run.identity import (
-    LEXICON_FILES,
     LIVE_COMPILER_FILES,
-    RESOLVER_FILES,
+    package_files,
+    package_versions,
     source_hashes,
 )
 from resolver.run.result_schema import dumps
 from resolver.search.path_search import weights
 from resolver.text.grammar import grammar_sha256
 
-FROZEN_SCHEMA = "factres.frozen/1"
+FROZEN_SCHEMA = "factres.frozen/2"
+# /1 pinned three lists of sources only: a change elsewhere ran as frozen. Refused, not read.
+OLD_SCHEMAS = ("factres.frozen/1",)
 LIVE_PREFIX = "live:"
 # The official sizes of each split; sources of other names (hand-written sets) are in neither.
 DEV_SIZES = ("6k",)
@@ -94,8 +99,8 @@ def current_state(plans: tuple[str, ...], mode: str, reader: str | None = None,
             "reader": reader, "repair": repair,
             "plan_sets": [plan_set_state(spec) for spec in plans],
             "search_weights": weights(), "grammar_sha256": grammar_sha256(),
-            "code_sha256": source_hashes(RESOLVER_FILES),
-            "lexicon_sha256": source_hashes(LEXICON_FILES)}
+            "files_sha256": package_files(), "versions": package_versions(),
+            "commit": identity.git_state()["commit"]}
 
 
 def _body_sha256(body: dict) -> str:
@@ -134,6 +139,9 @@ def load_frozen(path: str | Path) -> dict[str, Any]:
         raise InputError("no such frozen configuration", path=str(path)) from None
     except orjson.JSONDecodeError as exc:
         raise InputError(f"not JSON: {exc}", path=str(path)) from None
+    if isinstance(frozen, dict) and frozen.get("schema") in OLD_SCHEMAS:
+        raise ProtocolError(f"{path} was frozen by an older factres ({frozen['schema']}), which "
+                            "pinned only part of the code; freeze a new configuration")
     if not isinstance(frozen, dict) or frozen.get("schema") != FROZEN_SCHEMA:
         raise InputError("not a frozen configuration", path=str(path),
                          expected=f'"schema": "{FROZEN_SCHEMA}" (write one with factres freeze)')
@@ -156,13 +164,20 @@ def mismatches(frozen: dict, now: dict) -> list[str]:
                        ("repair", "repair"), ("grammar_sha256", "grammar sha256")):
         if frozen.get(key) != now.get(key):
             out.append(f"{label}: frozen {_short(frozen.get(key))}, now {_short(now.get(key))}")
-    for key, label in (("search_weights", "search weight"), ("code_sha256", "sha256 of"),
-                       ("lexicon_sha256", "sha256 of")):
+    for key, label in (("search_weights", "search weight"), ("versions", "version of")):
         a, b = frozen.get(key) or {}, now.get(key) or {}
         for name in sorted(set(a) | set(b)):
             if a.get(name) != b.get(name):
                 out.append(f"{label} {name}: frozen {_short(a.get(name))}, "
                            f"now {_short(b.get(name))}")
+    a, b = frozen.get("files_sha256") or {}, now.get("files_sha256") or {}
+    for name in sorted(set(a) | set(b)):
+        if name not in b:
+            out.append(f"file {name}: frozen {_short(a[name])}, now missing")
+        elif name not in a:
+            out.append(f"file {name}: not in the frozen configuration, now {_short(b[name])}")
+        elif a[name] != b[name]:
+            out.append(f"file {name} changed: frozen {_short(a[name])}, now {_short(b[name])}")
     old_sets, new_sets = frozen.get("plan_sets") or [], now.get("plan_sets") or []
     if [s.get("spec") for s in old_sets] != [s.get("spec") for s in new_sets]:
         out.append(f"plan sets: frozen {_short([s.get('spec') for s in old_sets])}, "
@@ -184,7 +199,7 @@ def admit(config):
     test = config.split == "test"
     git = identity.git_state()
     record: dict[str, Any] = {"split": config.split, "frozen": False, "frozen_config": None,
-                              "frozen_sha256": None, "mismatches": [],
+                              "frozen_sha256": None, "frozen_commit": None, "mismatches": [],
                               "allow_dirty": bool(config.allow_dirty),
                               "dirty": git["dirty"], "commit": git["commit"]}
     if config.frozen is None:
@@ -201,7 +216,8 @@ def admit(config):
     config = replace(config, plans=specs, mode=config.mode or frozen.get("mode") or "search")
     found = mismatches(frozen, current_state(specs, config.mode, config.reader, config.repair))
     record.update({"frozen_config": str(config.frozen), "frozen_sha256": frozen["sha256"],
-                   "mismatches": found, "frozen": not found})
+                   "frozen_commit": frozen.get("commit"), "mismatches": found,
+                   "frozen": not found})
     if found and not config.allow_dirty:
         raise ProtocolError(f"this checkout differs from the frozen configuration "
                             f"{config.frozen}:\n" + "\n".join(f"  - {m}" for m in found)

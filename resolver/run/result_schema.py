@@ -13,7 +13,8 @@ its traces.jsonl is empty.
 Every JSON file is written with orjson and sorted keys; JSONL files hold one object per line.
 Nothing time-dependent goes into predictions.jsonl, traces.jsonl or metrics.json: only
 meta.json carries a creation time. A folder named `<run-id>` is complete (it is renamed into
-place after metrics.json is written); `.tmp-*` folders are unfinished runs.
+place after metrics.json is written); `.tmp-*` folders, which hold an `.incomplete` marker while
+they are written, are unfinished runs, and every reader refuses them (`incomplete`).
 """
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ METRICS_FILE = "metrics.json"
 TABLE_MD_FILE = "table.md"
 TABLE_TEX_FILE = "table.tex"
 
+# An unfinished folder: its name starts with TMP_PREFIX, and it holds the marker while written.
+TMP_PREFIX = ".tmp-"
+INCOMPLETE_MARKER = ".incomplete"
+
 META_SCHEMA = "factres.run/1"
 IMPORTED_META_SCHEMA = "factres.imported/1"    # meta.json of an imported run (factres score)
 METRICS_SCHEMA = "factres.metrics/1"
@@ -45,7 +50,10 @@ class PlanSetRecord(TypedDict):
     manifest_sha256: str | None    # sha256 of the archive's manifest.json (archive sets only)
     compiler_sha256: dict[str, str] | None  # live sets: path -> sha256 of compiler sources
     plans_sha256: str              # sha256 of the set's plans for this run's questions
+    questions_covered: int         # questions of this run the set has an entry for
     questions_with_plans: int      # questions of this run the set has at least one plan for
+    fallback_count: int            # questions of this run whose plans are the lexicon's, put
+                                   # in by a model planner whose call failed (0: none)
 
 
 class MetaJson(TypedDict):
@@ -67,6 +75,11 @@ class MetaJson(TypedDict):
     repair: str                    # "none" or the repairer's name
     lanes: dict[str, dict | None]  # reader/repair self-descriptions (prompt sha256, host, ...)
     counts: dict[str, int]         # questions, answered, repaired, reader_failures
+    unparsed: dict[str, Any]       # {"count": fact lines that fit no template, "first": the
+                                   # first 5 as {"path", "row", "line", "text", "reason"}}
+    notes: list[str]               # input quirks handled (a BOM, a plain-string gold, a parse
+                                   # cache that could not be written), each naming its file
+    warnings: list[str]            # plan sets covering part of the questions, fallback plans
     versions: dict[str, str | None]  # python, factres and dependency versions
     git: dict[str, Any]            # {"commit": sha or None, "dirty": bool or None}
     protocol: "ProtocolRecord"     # how the run passed the dev/test gate (resolver.run.protocol)
@@ -77,6 +90,8 @@ class ProtocolRecord(TypedDict):
     frozen: bool                   # a frozen configuration was named and matched exactly
     frozen_config: str | None      # its path, as given
     frozen_sha256: str | None      # its own sha256 (the "sha256" field of the file)
+    frozen_commit: str | None      # the commit it was frozen at (a later commit whose package
+                                   # files all match is no mismatch; both are named)
     mismatches: list[str]          # differences from it (only with allow_dirty)
     allow_dirty: bool              # --allow-dirty: tables mark every row built from this run
     dirty: bool | None             # tracked files differed from the commit (None: no git)
@@ -206,3 +221,14 @@ def loads_lines(data: bytes) -> list[Any]:
 def results_root(override: str | Path | None = None) -> Path:
     """Where run folders go: the argument, else $FACTRES_RESULTS, else ./results."""
     return Path(override or os.environ.get(RESULTS_ENV) or "results")
+
+
+def incomplete(folder: Path) -> str | None:
+    """Why `folder` is an unfinished run or report (None when it is not): every reader of
+    result folders refuses these."""
+    if folder.name.startswith(TMP_PREFIX):
+        return (f"an unfinished folder ({TMP_PREFIX}*: a run or report that was interrupted "
+                "or is still being written)")
+    if (folder / INCOMPLETE_MARKER).exists():
+        return f"an unfinished folder (it holds the {INCOMPLETE_MARKER} marker)"
+    return None

@@ -4,26 +4,31 @@ The run is the one place that holds gold next to predictions: it takes the gold 
 loader and hands it to `scoring` only, after resolution is over (on the test split it drops it
 unread). The folder shapes are in `result_schema`.
 
-Results are never overwritten: an explicit run id that exists raises `RunExistsError`; a
-default id takes the next free suffix. A run is written into `results/.tmp-<id>-<pid>/` and
-renamed into place once metrics.json (the last file) is written, so an interrupted run leaves
-no folder that looks complete.
+Results are never overwritten: the run id is claimed before the work starts (an explicit id
+that exists raises `RunExistsError`; a default id takes the next free suffix), and the folder is
+written and renamed into place by `run_folder`. Everything that can refuse a run is checked
+before any question is resolved: the protocol, a writable results folder, the data (questions,
+gold, lines that fit no template under `strict`), the plan sets (their checksums, their
+coverage of the questions) and the model hosts of the lanes.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import os
-import re
-import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 from resolver import __version__
-from resolver.errors import ArchiveError, InputError, RunExistsError
+from resolver.errors import (
+    ArchiveError,
+    InputError,
+    LaneFailedError,
+    UnparsedLinesError,
+    clip,
+)
 from resolver.haystack import Dataset, Gold, load
 from resolver.plan.plans import Compiled, PlanSet
-from resolver.run import scoring, tables
+from resolver.run import run_folder, scoring, tables
 from resolver.run.config import RunConfig
 from resolver.run.identity import (
     LEXICON_FILES,
@@ -35,24 +40,21 @@ from resolver.run.identity import (
 )
 from resolver.run.protocol import admit, off_split_sources
 from resolver.run.result_schema import (
-    META_FILE,
     META_SCHEMA,
-    METRICS_FILE,
     METRICS_SCHEMA,
-    PREDICTIONS_FILE,
-    TABLE_MD_FILE,
-    TABLE_TEX_FILE,
-    TRACES_FILE,
     dumps,
     dumps_lines,
     results_root,
 )
+from resolver.run.run_folder import RUN_ID, check_run_id, load_run, write_run
 from resolver.search.resolve import Prediction, resolve_dataset, resolve_question
 from resolver.text.grammar import grammar_sha256
 
 SPLITS = ("dev", "test")
 LIVE_PREFIX = "live:"
-RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*$")
+FALLBACK_NOTE = "fallback:"    # the note of a plan a model planner did not make (compile_ollama)
+UNPARSED_SHOWN = 5             # unparsed lines named in meta.json and on stderr
+__all__ = ["RUN_ID", "Run", "check_run_id", "execute", "load_run", "write_run"]
 
 # progress(label, total) is called at the start of each stage and returns advance(n).
 Progress = Callable[[str, int], Callable[[int], None]]
@@ -130,13 +132,38 @@ def load_plan_sets(dataset: Dataset, specs: tuple[str, ...]) -> tuple[list[PlanS
     return sets, records
 
 
+def _fell_back(compiled: Compiled) -> bool:
+    """The model planner gave no plan for this question: the lexicon's stand in."""
+    return compiled.reason.startswith(FALLBACK_NOTE) or any(
+        p.note.startswith(FALLBACK_NOTE) for p in compiled.plans)
+
+
 def _set_record(plan_set: PlanSet, dataset: Dataset) -> dict:
     manifest = plan_set.manifest or {}
+    compiled = [plan_set.plans.get(q.qid) for q in dataset.questions]
     return {"set_id": plan_set.set_id, "planner": manifest.get("planner"),
             "model": manifest.get("model"), "level": manifest.get("level"),
             "plans_sha256": _plans_sha256(plan_set, dataset),
-            "questions_with_plans": sum(1 for q in dataset.questions
-                                        if plan_set.plans.get(q.qid, Compiled(())).plans)}
+            "questions_covered": sum(1 for c in compiled if c is not None),
+            "questions_with_plans": sum(1 for c in compiled if c is not None and c.plans),
+            "fallback_count": sum(1 for c in compiled if c is not None and _fell_back(c))}
+
+
+def check_coverage(records: list[dict], total: int, allow_partial: bool) -> list[str]:
+    """An archived set that covers none of the questions is an error (unless `allow_partial`);
+    one that covers some of them is a warning, returned."""
+    warnings = []
+    for record in records:
+        covered = record["questions_covered"]
+        if record["source"] != "archive" or covered == total:
+            continue
+        if covered == 0 and not allow_partial:
+            raise ArchiveError(f"plan set {record['set_id']!r} has plans for none of the "
+                               f"{total} questions of this data (compiled for other data?); "
+                               "pass --allow-partial-plans to run without it anyway")
+        warnings.append(f"plan set {record['set_id']} covers {covered} of {total} questions; "
+                        "the others get no plan from it")
+    return warnings
 
 
 # ---- lanes: repair and reader ---------------------------------------------------------------
@@ -183,6 +210,20 @@ def apply_repair(dataset: Dataset, plan_sets: list[PlanSet], predictions: list[P
     return out, traces, repair_set
 
 
+def check_lane(lane) -> None:
+    """Check a lane's host once before the first question (ModelHostError if it is dead)."""
+    check = getattr(lane, "check_host", None)
+    if check is not None:
+        check()
+
+
+def check_lane_answered(role: str, failures: int, calls: int, first_error: str) -> None:
+    """A lane none of whose calls gave an answer would make the run score its silence."""
+    if calls and failures == calls:
+        raise LaneFailedError(f"every {role} call failed ({calls} of {calls}; first: "
+                              f"{first_error or '?'}); the run was not recorded")
+
+
 def apply_reader(predictions: list[Prediction], reader,
                  advance: Callable[[int], None] | None = None
                  ) -> tuple[list[str], dict[str, dict]]:
@@ -208,11 +249,11 @@ def apply_reader(predictions: list[Prediction], reader,
 def _check_split(config: RunConfig, dataset: Dataset, gold: Gold) -> Gold | None:
     if config.split not in SPLITS:
         raise InputError(f"unknown split {config.split!r}", expected=" or ".join(SPLITS))
+    if not dataset.questions:
+        raise InputError("the data has no questions: nothing to resolve (a bare context?)",
+                         path=dataset.paths[0], expected="rows with questions")
     if config.split == "test":
         return None          # the test split's gold is never read
-    if not dataset.questions:
-        raise InputError("the data has no questions to score (a bare context?)",
-                         path=dataset.paths[0], expected="rows with questions and answers")
     missing = [q.qid for q in dataset.questions if not gold[q.qid]]
     if missing:
         raise InputError(f"{len(missing)} question(s) have no gold answers (first: "
@@ -250,45 +291,80 @@ def _default_id(config_sha: str, dataset: Dataset, split: str) -> str:
     return f"{split}-{tag}-{config_sha[:8]}"
 
 
-def _free_id(root: Path, base: str) -> str:
-    candidate, n = base, 1
-    while (root / candidate).exists():
-        n += 1
-        candidate = f"{base}-{n}"
-    return candidate
-
-
-def check_run_id(root: Path, run_id: str) -> None:
-    if not RUN_ID.match(run_id):
-        raise InputError(f"bad run id {run_id!r}",
-                         expected="letters, digits, '.', '_' or '-', not starting with "
-                                  "'.', '_' or '-'")
-    if (root / run_id).exists():
-        raise RunExistsError(f"run {run_id!r} exists in {root}/: results are never "
-                             "overwritten; choose another --run-id or omit it")
-
-
 def execute(config: RunConfig, *, results: str | Path | None = None,
-            run_id: str | None = None, progress: Progress | None = None) -> Run:
-    """Resolve, score and record one run; return it. The run folder is complete on return."""
+            run_id: str | None = None, progress: Progress | None = None,
+            use_cache: bool = True) -> Run:
+    """Resolve, score and record one run; return it. The run folder is complete on return.
+    Everything that can refuse the run is checked before the first question is resolved."""
     root = results_root(results)
     config, protocol = admit(config)       # refuses test runs outside the protocol
     if run_id is not None:
         check_run_id(root, run_id)
-    dataset, gold_book = load(config.data_paths())
+    run_folder.ensure_writable(root)
+    dataset, gold_book = load(config.data_paths(), use_cache=use_cache)
+    unparsed = unparsed_record(dataset, strict=config.strict)
     gold = _check_split(config, dataset, gold_book)
     protocol["off_split_sources"] = off_split_sources(
         config.split, (q.source for q in dataset.questions))
     del gold_book                 # from here only `gold` (None on the test split) exists
     plan_sets, set_records = load_plan_sets(dataset, config.plan_specs())
+    warnings = check_coverage(set_records, len(dataset.questions), config.allow_partial_plans)
+    warnings += [f"plan set {r['set_id']}: {r['fallback_count']} of {len(dataset.questions)} "
+                 "questions have the lexicon's fallback plans, not the model's"
+                 for r in set_records if r["fallback_count"]]
+    reader, repairer = _lanes(config)
+
+    # The id's hash covers what decides the results (file contents, not paths); it is known
+    # before any question is resolved, so the id is claimed first.
+    identity = {"data_sha256": sorted(dataset.files_sha256.values()),
+                "plan_sets": [[r["set_id"], r["plans_sha256"]] for r in set_records],
+                "split": config.split, "reader": config.reader, "repair": config.repair,
+                "mode": config.mode, "grammar_sha256": grammar_sha256(), "factres": __version__,
+                "code_sha256": source_hashes(RESOLVER_FILES)}
+    config_sha = sha256(dumps(identity))
+    claimed = run_folder.claim(root, run_id, _default_id(config_sha, dataset, config.split))
+    try:
+        return _run(config, claimed, dataset, gold, plan_sets, set_records, reader, repairer,
+                    progress, {"protocol": protocol, "identity": identity,
+                               "config_sha256": config_sha, "unparsed": unparsed,
+                               "warnings": warnings})
+    except BaseException:
+        claimed.release()
+        raise
+
+
+def _lanes(config: RunConfig):
+    """The reader and repairer the config names, their hosts checked before any question."""
     reader = repairer = None
     if config.reader:
         from resolver.models.reader import make_reader
         reader = make_reader(config.reader, host=config.host, timeout=config.timeout)
+        check_lane(reader)
     if config.repair:
         from resolver.models.repair import make_repairer
         repairer = make_repairer(config.repair, host=config.host, timeout=config.timeout)
+        check_lane(repairer)
+    return reader, repairer
 
+
+def unparsed_record(dataset: Dataset, strict: bool = False) -> dict:
+    """Fact lines that fit no template, counted, the first ones named (meta.json `unparsed`);
+    under `strict` they are an error naming the first."""
+    stacks = [h for h in dataset.haystacks.values() if h.parse.unparsed]
+    if strict and stacks:
+        first = stacks[0]
+        raise UnparsedLinesError(first.path, [u for h in stacks for u in h.parse.unparsed],
+                                 row=first.row)
+    shown = [{"path": h.path, "row": h.row, "line": u.line, "text": clip(u.text),
+              "reason": u.reason} for h in stacks for u in h.parse.unparsed[:UNPARSED_SHOWN]]
+    return {"count": sum(len(h.parse.unparsed) for h in stacks),
+            "first": shown[:UNPARSED_SHOWN]}
+
+
+def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: Gold | None,
+         plan_sets: list[PlanSet], set_records: list[dict], reader, repairer,
+         progress: Progress | None, record: dict) -> Run:
+    """Resolve, run the lanes, score and write the claimed folder."""
     total = len(dataset.questions)
     stage = progress or (lambda label, n: None)
     predictions = resolve_dataset(dataset, plan_sets, progress=stage("resolving", total),
@@ -297,14 +373,17 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
     if repairer is not None:
         predictions, repair_traces, repair_set = apply_repair(
             dataset, plan_sets, predictions, repairer, stage("repairing", total))
+        check_lane_answered("repair", getattr(repairer, "failures", 0),
+                            getattr(repairer, "calls", 0), getattr(repairer, "first_error", ""))
         repair_record = {"source": "repair", "manifest_sha256": None, "compiler_sha256": None}
         repair_record.update(_set_record(repair_set, dataset))
         set_records.append(repair_record)
-    resolver_answers = [p.answer for p in predictions]
     reader_traces: dict[str, dict] = {}
-    answers = resolver_answers
+    answers = [p.answer for p in predictions]
     if reader is not None:
         answers, reader_traces = apply_reader(predictions, reader, stage("reading", total))
+        errors = [t["error"] for t in reader_traces.values() if t["error"]]
+        check_lane_answered("reader", len(errors), len(reader_traces), next(iter(errors), ""))
     reader_name = reader.name if reader is not None else "none"
     scored_predictions = [replace(p, answer=a) for p, a in zip(predictions, answers)]
 
@@ -321,27 +400,19 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
                    "split": config.split, "reader": config.reader, "repair": config.repair,
                    "host": config.host, "timeout": config.timeout, "mode": config.mode,
                    "frozen": config.frozen, "allow_dirty": config.allow_dirty,
+                   "strict": config.strict, "allow_partial_plans": config.allow_partial_plans,
                    "bootstrap": {"resamples": scoring.BOOTSTRAP_RESAMPLES,
                                  "seed": scoring.BOOTSTRAP_SEED,
                                  "level": scoring.BOOTSTRAP_LEVEL}}
-    # The id's hash covers what decides the results (file contents, not paths).
-    identity = {"data_sha256": sorted(dataset.files_sha256.values()),
-                "plan_sets": [[r["set_id"], r["plans_sha256"]] for r in set_records],
-                "split": config.split, "reader": config.reader, "repair": config.repair,
-                "mode": config.mode, "grammar_sha256": grammar_sha256(), "factres": __version__,
-                "code_sha256": source_hashes(RESOLVER_FILES)}
-    config_sha = sha256(dumps(identity))
-    if run_id is None:
-        run_id = _free_id(root, _default_id(config_sha, dataset, config.split))
-
-    scored = gold is not None
+    run_id, scored, protocol = claimed.run_id, gold is not None, record["protocol"]
     metrics = {"schema": METRICS_SCHEMA, "run_id": run_id, "split": config.split,
                "scored": scored, "reader": reader_name,
                "bootstrap": config_json["bootstrap"],
                "rows": scoring.metrics_rows(cells, reader_name, scored)}
     meta = {"schema": META_SCHEMA, "run_id": run_id,
             "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "config_sha256": config_sha, "config_identity": identity, "config": config_json,
+            "config_sha256": record["config_sha256"], "config_identity": record["identity"],
+            "config": config_json,
             "data": list(dataset.paths), "data_sha256": dict(sorted(dataset.files_sha256.items())),
             "split": config.split, "grammar_sha256": grammar_sha256(),
             "lexicon_sha256": source_hashes(LEXICON_FILES), "plan_sets": set_records,
@@ -352,50 +423,10 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
                        "repair_changed": sum(1 for t in repair_traces.values()
                                              if t["before"] != t["after"]),
                        "reader_failures": sum(1 for t in reader_traces.values() if t["error"])},
+            "unparsed": record["unparsed"], "notes": list(dataset.notes),
+            "warnings": record["warnings"],
             "versions": package_versions(), "git": {"commit": protocol["commit"],
                                              "dirty": protocol["dirty"]},
             "protocol": protocol}
-    path = write_run(root, run_id, meta, rows, traces, metrics)
+    path = write_run(claimed, meta, rows, traces, metrics)
     return Run(run_id, path, meta, metrics, rows)
-
-
-def write_run(root: Path, run_id: str, meta: dict, rows: list[dict], traces: list[dict],
-              metrics: dict) -> Path:
-    """Write the run folder atomically: a temp folder, metrics.json last, then a rename."""
-    root.mkdir(parents=True, exist_ok=True)
-    final = root / run_id
-    tmp = root / f".tmp-{run_id}-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    try:
-        (tmp / META_FILE).write_bytes(dumps(meta))
-        (tmp / PREDICTIONS_FILE).write_bytes(dumps_lines(rows))
-        (tmp / TRACES_FILE).write_bytes(dumps_lines(traces))
-        (tmp / TABLE_MD_FILE).write_text(tables.markdown(metrics["rows"]), encoding="utf-8")
-        (tmp / TABLE_TEX_FILE).write_text(tables.latex(metrics["rows"]), encoding="utf-8")
-        (tmp / METRICS_FILE).write_bytes(dumps(metrics))
-        # os.rename would silently replace an empty folder of that name: check first.
-        if final.exists():
-            raise RunExistsError(f"run {run_id!r} appeared in {root}/ while this run was "
-                                 "working; nothing was overwritten")
-        os.rename(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return final
-
-
-def load_run(run: str | Path, results: str | Path | None = None) -> tuple[dict, dict]:
-    """(meta, metrics) of a finished run, by id (under the results root) or folder path."""
-    import orjson
-    path = Path(run)
-    if not (path / METRICS_FILE).is_file():
-        path = results_root(results) / str(run)
-    if not path.is_dir():
-        raise InputError(f"no run {str(run)!r}", path=str(path),
-                         expected="a run id under the results folder or a run folder")
-    if not (path / METRICS_FILE).is_file():
-        raise InputError(f"run folder has no {METRICS_FILE}", path=str(path))
-    meta = orjson.loads((path / META_FILE).read_bytes()) if (path / META_FILE).is_file() else {}
-    return meta, orjson.loads((path / METRICS_FILE).read_bytes())

@@ -3,7 +3,8 @@
 A changed grammar, context or factres version changes the key, so a stale cache is never
 reused. The folder is $FACTRES_CACHE, else $XDG_CACHE_HOME/factres, else ~/.cache/factres. One
 file per context, `<key>.json`, written atomically (temporary file, then rename); a file that
-cannot be read back or does not match its key is ignored and rewritten.
+cannot be read back or does not match its key is ignored and rewritten. A folder that cannot be
+written is no error: the parse goes on without the cache and its notes say so.
 
 Facts are stored as columns (one list per field, relations as indexes into a name list): that
 is the layout orjson reads fastest, and a warm load of the 262K context takes a few tens of ms.
@@ -13,12 +14,12 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
 
 from resolver import __version__
-from resolver.errors import FactresError
 from resolver.text import grammar
 from resolver.text.facts import (
     Fact,
@@ -68,7 +69,10 @@ def load_parse(context: str, *, path: str | None = None, notes: tuple[str, ...] 
     if cached is not None:
         return cached
     result = parse_context(text, path=path, notes=notes)
-    _write(file, key, result)
+    problem = _write(file, key, result)
+    if problem:
+        # A cache that cannot be written costs speed, never the answer: go on without it.
+        result = replace(result, notes=result.notes + (problem,))
     return result
 
 
@@ -99,7 +103,8 @@ def _read(file: Path, key: str, text: str, path: str | None,
         return None
 
 
-def _write(file: Path, key: str, result: ParseResult) -> None:
+def _write(file: Path, key: str, result: ParseResult) -> str | None:
+    """Write the cache entry; None when written, else a note saying why not."""
     relations = sorted({f.relation for f in result.facts})
     number = {name: i for i, name in enumerate(relations)}
     facts = result.facts
@@ -133,5 +138,6 @@ def _write(file: Path, key: str, result: ParseResult) -> None:
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError as exc:
-        raise FactresError(f"cannot write the parse cache in {folder}: {exc.strerror or exc}; "
-                           f"set {ENV} to a writable folder or pass --no-cache") from None
+        return (f"parse cache not written ({folder}: {exc.strerror or exc}); parsed without "
+                f"it (set {ENV} to a writable folder to keep parses)")
+    return None

@@ -1,0 +1,212 @@
+"""A run folder on disk, `<results>/<run-id>/`: its id, claimed before any work, written into a
+temporary folder and renamed into place, and read back.
+
+- The results folder is checked for writing before a run does any work.
+- A run id is claimed atomically by creating `<results>/.tmp-<run-id>/` (mkdir either creates
+  it or fails), so two runs started together never pick the same id: a default id takes the
+  next free suffix (-2, -3, ...), an explicit id that is taken is an error.
+- The temporary folder holds a marker, `.incomplete` (who writes it: pid, host, start time).
+  Every reader refuses a folder that has the marker or a `.tmp-` name, so a run killed before
+  or at its final rename never passes for a result. Such folders are removed by a later run
+  once they are older than a day and their process is gone.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import shutil
+import socket
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from resolver.errors import InputError, RunExistsError
+from resolver.run import tables
+from resolver.run.result_schema import (
+    INCOMPLETE_MARKER,
+    META_FILE,
+    METRICS_FILE,
+    PREDICTIONS_FILE,
+    TABLE_MD_FILE,
+    TABLE_TEX_FILE,
+    TMP_PREFIX,
+    TRACES_FILE,
+    dumps,
+    dumps_lines,
+    incomplete,
+    results_root,
+)
+
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+STALE_AFTER_S = 24 * 3600       # a temporary folder younger than this is never removed
+
+
+def check_run_id(root: Path, run_id: str) -> None:
+    """An explicit run id: well formed and not taken."""
+    if not RUN_ID.match(run_id):
+        raise InputError(f"bad run id {run_id!r}",
+                         expected="letters, digits, '.', '_' or '-', not starting with "
+                                  "'.', '_' or '-'")
+    if (root / run_id).exists():
+        raise RunExistsError(f"run {run_id!r} exists in {root}/: results are never "
+                             "overwritten; choose another --run-id or omit it")
+
+
+def ensure_writable(root: Path) -> None:
+    """Fail before any work when run folders cannot be written under `root`. Folders made to
+    check are removed again: a run refused later leaves nothing behind."""
+    made = [p for p in (root, *root.parents) if not p.exists()]
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-check-", dir=root)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"cannot write result folders here: {exc.strerror or exc}",
+                         path=str(root), expected="a writable results folder (--results-dir "
+                         "or $FACTRES_RESULTS)") from None
+    finally:
+        for folder in made:           # deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+
+
+@dataclass
+class Claim:
+    """A run id reserved by its temporary folder; `release` gives it up (after a failure)."""
+    root: Path
+    run_id: str
+    tmp: Path
+
+    def release(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _owner(tmp: Path) -> dict:
+    """Who wrote a temporary folder: its marker, else the pid an older factres put in the name
+    (`.tmp-<id>-<pid>`)."""
+    try:
+        return orjson.loads((tmp / INCOMPLETE_MARKER).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        match = re.search(r"-(\d+)\Z", tmp.name)
+        return {"pid": int(match[1])} if match else {}
+
+
+def _alive(owner: dict) -> bool:
+    """Whether the owner process may still run (a process on another host may)."""
+    pid = owner.get("pid")
+    if not isinstance(pid, int) or owner.get("host", socket.gethostname()) != \
+            socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True       # it exists, as another user's process
+    return True
+
+
+def clean_stale(root: Path, now: float | None = None) -> list[Path]:
+    """Remove temporary run folders older than a day whose process is gone; return them."""
+    now = time.time() if now is None else now
+    removed = []
+    if not root.is_dir():
+        return removed
+    for tmp in sorted(root.glob(f"{TMP_PREFIX}*")):
+        try:
+            age = now - tmp.stat().st_mtime
+        except OSError:
+            continue
+        if tmp.is_dir() and age > STALE_AFTER_S and not _alive(_owner(tmp)):
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(tmp)
+    return removed
+
+
+def _reserve(root: Path, run_id: str) -> Path | None:
+    tmp = root / f"{TMP_PREFIX}{run_id}"
+    try:
+        tmp.mkdir()
+    except FileExistsError:
+        return None
+    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    (tmp / INCOMPLETE_MARKER).write_bytes(dumps({"pid": os.getpid(),
+                                                 "host": socket.gethostname(),
+                                                 "started_utc": started}))
+    if (root / run_id).exists():      # finished by another run since we looked
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+    return tmp
+
+
+def claim(root: Path, run_id: str | None = None, base: str | None = None) -> Claim:
+    """Reserve `run_id` (an error if taken or being written), or the first free id of `base`,
+    `base-2`, `base-3`, ..."""
+    root.mkdir(parents=True, exist_ok=True)
+    clean_stale(root)
+    if run_id is not None:
+        check_run_id(root, run_id)
+        tmp = _reserve(root, run_id)
+        if tmp is None:
+            owner = _owner(root / f"{TMP_PREFIX}{run_id}")
+            state = "is writing it" if _alive(owner) else "is gone; remove that folder"
+            raise RunExistsError(f"run {run_id!r} is claimed by {root / (TMP_PREFIX + run_id)}"
+                                 f"/ (process {owner.get('pid', '?')} {state}); choose another "
+                                 "--run-id or omit it")
+        return Claim(root, run_id, tmp)
+    candidate, n = base, 1
+    while True:
+        if not (root / candidate).exists():
+            tmp = _reserve(root, candidate)
+            if tmp is not None:
+                return Claim(root, candidate, tmp)
+        n += 1
+        candidate = f"{base}-{n}"
+
+
+def write_run(claimed: Claim, meta: dict, rows: list[dict], traces: list[dict],
+              metrics: dict) -> Path:
+    """Write the claimed run folder: every file into the temporary folder, metrics.json last,
+    the marker off, then a rename into place. On any failure nothing is left behind."""
+    tmp, final = claimed.tmp, claimed.root / claimed.run_id
+    try:
+        (tmp / META_FILE).write_bytes(dumps(meta))
+        (tmp / PREDICTIONS_FILE).write_bytes(dumps_lines(rows))
+        (tmp / TRACES_FILE).write_bytes(dumps_lines(traces))
+        (tmp / TABLE_MD_FILE).write_text(tables.markdown(metrics["rows"]), encoding="utf-8")
+        (tmp / TABLE_TEX_FILE).write_text(tables.latex(metrics["rows"]), encoding="utf-8")
+        (tmp / METRICS_FILE).write_bytes(dumps(metrics))
+        (tmp / INCOMPLETE_MARKER).unlink()
+        # os.rename would silently replace an empty folder of that name: check first.
+        if final.exists():
+            raise RunExistsError(f"run {claimed.run_id!r} appeared in {claimed.root}/ while "
+                                 "this run was working; nothing was overwritten")
+        os.rename(tmp, final)
+    except BaseException:
+        claimed.release()
+        raise
+    return final
+
+
+def load_run(run: str | Path, results: str | Path | None = None) -> tuple[dict, dict]:
+    """(meta, metrics) of a finished run, by id (under the results root) or folder path."""
+    path = Path(run)
+    if not (path / METRICS_FILE).is_file():
+        path = results_root(results) / str(run)
+    if not path.is_dir():
+        raise InputError(f"no run {str(run)!r}", path=str(path),
+                         expected="a run id under the results folder or a run folder")
+    reason = incomplete(path)
+    if reason:
+        raise InputError(reason, path=str(path), expected="a finished run folder")
+    if not (path / METRICS_FILE).is_file():
+        raise InputError(f"run folder has no {METRICS_FILE}", path=str(path))
+    meta = orjson.loads((path / META_FILE).read_bytes()) if (path / META_FILE).is_file() else {}
+    return meta, orjson.loads((path / METRICS_FILE).read_bytes())

@@ -1,0 +1,70 @@
+"""The frozen configuration pins every file of the packages: in a temporary git clone, a test run
+after a committed one-line change to a package file is refused, naming that file; a later
+commit that changes no package file runs, and says so."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), "-c", "user.name=factres test", "-c",
+                           "user.email=test@example.invalid", *args], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def factres(clone: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    # the clone's own code: its folder first on the path, ahead of the installed package
+    env = {**os.environ, "PYTHONPATH": str(clone), "FACTRES_CACHE": str(tmp / "cache"),
+           "FACTRES_RESULTS": str(tmp / "results")}
+    env.pop("FACTRES_PLANS", None)
+    return subprocess.run([sys.executable, "-c", "from oracle.cli import main; main()", *args],
+                          cwd=clone, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    if subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"],
+                      capture_output=True).returncode != 0:
+        pytest.skip("not a git checkout")
+    tmp = tmp_path_factory.mktemp("freeze-clone")
+    target = tmp / "clone"
+    git(REPO, "clone", "--quiet", "--shared", str(REPO), str(target))
+    return tmp, target
+
+
+def test_a_committed_change_to_a_package_file_is_refused_naming_it(clone):
+    tmp, repo = clone
+    data = str(repo / "tests" / "data" / "runs_small.json")
+    frozen = tmp / "frozen.json"
+    assert factres(repo, tmp, "freeze", str(frozen)).returncode == 0
+    assert orjson.loads(frozen.read_bytes())["commit"] == git(repo, "rev-parse", "HEAD").strip()
+
+    (repo / "README.md").write_text((repo / "README.md").read_text() + "\nA note.\n")
+    git(repo, "commit", "-qam", "docs only")
+    ok = factres(repo, tmp, "run", "--split", "test", "--config", str(frozen), "--data", data,
+                 "--run-id", "docs")
+    assert ok.returncode == 0, ok.stderr
+    assert "every package file, version, plan set and weight matches" in ok.stderr
+
+    haystack = repo / "resolver" / "haystack.py"
+    lines = haystack.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("_SOURCE = "))
+    lines[at] = lines[at].rstrip("\n") + "  # one line changed\n"
+    haystack.write_text("".join(lines))
+    git(repo, "commit", "-qam", "a one-line change to a package file")
+    refused = factres(repo, tmp, "run", "--split", "test", "--config", str(frozen),
+                      "--data", data)
+    assert refused.returncode == 1
+    lines = refused.stderr.splitlines()
+    assert lines[0] == f"Error: this checkout differs from the frozen configuration {frozen}:"
+    assert [line.split(":")[0] for line in lines[1:-1]] == [
+        "  - file resolver/haystack.py changed"]
+    assert not (tmp / "results" / "docs-2").exists()

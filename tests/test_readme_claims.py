@@ -1,0 +1,163 @@
+"""The README's numbers and claims, checked against the committed folders and the code they
+describe: the dev results table, the quick start's table, which runs are current, the † marks,
+the dev misses, the test command CI runs, the parse benchmark's repeat count, and how to
+reproduce `dev-6k-plain`."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+
+from resolver.report.paper_tables import make_tables
+from resolver.run.config import RunConfig
+from resolver.run.result_schema import loads_lines
+from resolver.run.runs import execute
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "results"
+README = (ROOT / "README.md").read_text("utf-8")
+
+
+def section(title: str) -> str:
+    start = README.index(f"## {title}")
+    end = README.find("\n## ", start + 1)
+    return README[start:end if end > 0 else None]
+
+
+def meta(run: str) -> dict:
+    return orjson.loads((RESULTS / run / "meta.json").read_bytes())
+
+
+def metrics(run: str) -> dict[str, dict]:
+    rows = orjson.loads((RESULTS / run / "metrics.json").read_bytes())["rows"]
+    return {r["label"]: r for r in rows}
+
+
+def figure(x: float) -> str:
+    """A share as the README writes it: 0.94 -> "94", 0.849375 -> "84.9"."""
+    return f"{100 * x:.1f}".removesuffix(".0")
+
+
+def cell(row: dict | None) -> str:
+    if row is None:
+        return "—"
+    text = figure(row["em"])
+    lo, hi = row["ci"]
+    return text if lo == hi == row["em"] else f"{text} [{figure(lo)}, {figure(hi)}]"
+
+
+def results_rows() -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split("|")]
+            for line in section("Results on the dev split").splitlines()
+            if line.startswith("| `")]
+
+
+def test_the_dev_results_table_matches_the_committed_runs():
+    rows = results_rows()
+    assert len(rows) == 7
+    for run, _what, single, multi in rows:
+        got = metrics(run.strip("`"))
+        assert (single, multi) == (cell(got.get("pooled sh")), cell(got.get("pooled mh"))), run
+
+
+def test_the_listed_runs_are_the_current_ones():
+    """A listed run has no newer `-2` beside it; its meta.json records `protocol` exactly when
+    its trace hops name their ledger status; the runs without are those the README calls
+    originals; a `-2` run scores as its original, from a clean tree."""
+    named = [r[0].strip("`") for r in results_rows()]
+    text = " ".join(section("Results on the dev split").split())
+    said = text[:text.index(" exist only as originals")]
+    said = said[said.rindex(". ") + 2:]
+    originals = set(re.findall(r"`([\w.-]+)`", said))
+    assert originals and originals <= set(named)
+    for run in named:
+        assert not (RESULTS / f"{run}-2").exists(), f"{run} has a newer -2 beside it"
+        recorded = "protocol" in meta(run)
+        hops = [h for t in loads_lines((RESULTS / run / "traces.jsonl").read_bytes())
+                if t["winner"] for h in t["winner"]["hops"]]
+        assert all(("status" in h) == recorded for h in hops), run
+        assert recorded == (run not in originals), run
+        if run.endswith("-2"):
+            original = run.removesuffix("-2")
+            assert metrics(original)["pooled all"]["em"] == metrics(run)["pooled all"]["em"]
+            assert meta(run)["git"]["dirty"] is False
+
+
+def test_the_quick_start_table_is_the_main_commands_run():
+    (main_run,) = [r[0].strip("`") for r in results_rows() if "the main command" in r[1]]
+    quick = section("Quick start")
+    shown = quick[quick.index("| source/size"):quick.index("\n\nrun dev-6k-<hash>")]
+    assert shown + "\n" == (RESULTS / main_run / "table.md").read_text("utf-8")
+
+
+def test_the_dagger_sentence_names_exactly_the_dirty_committed_runs():
+    text = " ".join(section("Tables for papers").split())
+    sentence = text[text.index("A commit marked †"):text.index("‡ marks")]
+    named = set(re.findall(r"`([\w.-]+)`", sentence)) - {"--allow-dirty"}
+    dirty = {p.name for p in RESULTS.iterdir()
+             if (p / "meta.json").is_file() and meta(p.name)["git"].get("dirty")}
+    assert named == dirty
+    assert all(meta(run)["git"]["commit"].startswith("bcc2ad7") for run in dirty)
+
+
+def test_the_tables_example_is_what_factres_tables_writes(tmp_path):
+    text = section("Tables for papers")
+    command = text[text.index("$ factres tables"):text.index("$ cat")]
+    runs = [w for w in command.split()[3:] if w not in ("\\", "--plot")
+            and (RESULTS / w / "metrics.json").is_file()]
+    make_tables(tuple(RESULTS / r for r in runs), out=tmp_path, formats=("md",),
+                names=("mab-fc",))
+    shown = text[text.index("<!-- mab-fc"):]
+    shown = shown[:shown.index("\n", shown.index("† run from")) + 1]
+    written = (tmp_path / "mab-fc.md").read_text("utf-8")
+    assert shown == written.replace(str(RESULTS) + "/", "")
+
+
+def test_the_dev_misses_sentence_matches_the_oracle_report():
+    report = orjson.loads((RESULTS / "oracle-misses-dev-6k-plain-typed" / "misses.json")
+                          .read_bytes())
+    buckets = report["summary"]["factconsolidation_mh_6k"]["buckets"]
+    text = " ".join(section("Results on the dev split").split())
+    assert "Its 11 dev misses" in text and report["summary"]["factconsolidation_mh_6k"][
+        "misses"] == 11
+    assert (buckets["needs_older_version"], buckets["plan_error:no_plan"],
+            buckets["plan_error:hop_short"], buckets["plan_error:other"]) == (4, 5, 1, 1)
+    assert "1 completes a plan one hop short and 1 a plan two hops short" in text
+    (other,) = [m for m in report["misses"] if m["bucket"] == "plan_error:other"]
+    plan, gold = re.match(r"plan (.*) : \w+; gold chain (.*)", other["detail"]).groups()
+    assert len(gold.split(" -> ")) - len(plan.split(" -> ")) == 2
+
+
+def test_the_test_command_is_the_one_ci_runs():
+    command = "pip install -e '.[test,parquet,plot]' && python -m pytest -q"
+    assert f"```\n{command}\n```" in section("Quick start")
+    ci = (ROOT / ".ci" / "run").read_text("utf-8")
+    assert "-m pip install --quiet -e '.[test,parquet,plot]'" in ci
+    assert f"# The README's test command: {command}" in ci
+    assert '"$venv/bin/python" -m pytest -q' in ci
+    assert "pip install --quiet \"$root\"" in ci          # the non-editable install it checks
+
+
+def test_the_parse_benchmark_repeat_count():
+    source = (ROOT / "benchmarks" / "parse.py").read_text("utf-8")
+    repeat = re.search(r'"--repeat", type=int, default=(\d+)', source)[1]
+    assert f"min of {repeat} runs" in " ".join(section("Parsing: `factres parse`").split())
+
+
+@pytest.mark.parametrize("run", ["dev-6k-plain"])
+def test_dev_6k_plain_reproduces_from_the_archived_sets(run, tmp_path, monkeypatch):
+    monkeypatch.delenv("FACTRES_PLANS", raising=False)
+    text = " ".join(section("Results on the dev split").split())
+    assert ("`factres run --plans rules-6k --plans lexicon-6k --mode plain` reproduces its "
+            "predictions and metrics") in text
+    again = execute(RunConfig(plans=("rules-6k", "lexicon-6k"), mode="plain"), results=tmp_path,
+                    run_id="again")
+    renamed = {"rules-6k": "live:rules", "lexicon-6k": "live:lexicon"}
+    for row in again.predictions:
+        row["plan_set"] = renamed.get(row["plan_set"], row["plan_set"])
+    assert again.predictions == loads_lines((RESULTS / run / "predictions.jsonl").read_bytes())
+    assert again.metrics["rows"] == list(metrics(run).values())
+    assert [[s["set_id"], s["plans_sha256"]] for s in again.meta["plan_sets"]] == [
+        [name, s["plans_sha256"]] for name, s in zip(renamed, meta(run)["plan_sets"])]

@@ -1,0 +1,113 @@
+"""One results folder for every command: `--results-dir`, else $FACTRES_RESULTS, else ./results.
+`run` -> `oracle` -> `tables` read and write the same folder, and unfinished folders (`.tmp-*`,
+the `.incomplete` marker) are refused by every reader."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_oracle_paths import write_tiny
+
+from oracle.cli import main, oracle
+from resolver.cli import COMMANDS
+
+READERS_AND_WRITERS = ["run", "table", "tables"] + [f"oracle {n}" for n in sorted(oracle.commands)]
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_every_command_that_reads_or_writes_results_takes_results_dir():
+    assert {"run", "table", "tables"} <= set(COMMANDS)
+    for command in READERS_AND_WRITERS:
+        result = invoke(*command.split(), "-h")
+        assert "--results-dir" in result.output, command
+        assert "$FACTRES_RESULTS, else ./results" in " ".join(result.output.split()), command
+
+
+@pytest.mark.parametrize("how", ["env", "option"])
+def test_run_oracle_and_tables_share_one_results_folder(tmp_path, monkeypatch, how):
+    data, results = write_tiny(tmp_path), tmp_path / "elsewhere"
+    monkeypatch.chdir(tmp_path)
+    option = []
+    if how == "env":
+        monkeypatch.setenv("FACTRES_RESULTS", str(results))
+    else:
+        monkeypatch.delenv("FACTRES_RESULTS", raising=False)
+        option = ["--results-dir", results]
+    assert invoke("run", "--data", data, "--run-id", "r1", *option).exit_code == 0
+    nbest = invoke("oracle", "nbest", "r1", *option)
+    assert nbest.output == (f"wrote {results}/oracle-nbest-r1/nbest.json and "
+                            f"{results}/oracle-nbest-r1/nbest.md\n")
+    assert invoke("oracle", "ceiling", "--data", data, *option).exit_code == 0
+    tables = invoke("tables", "--format", "md", *option)
+    assert tables.exit_code == 0, tables.output
+    written = {line.split("/")[-1] for line in tables.output.splitlines()}
+    assert {"mab-fc.md", "mab-nbest.md", "mab-ceiling.md"} <= written
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_committed_run_is_found_by_its_path_whatever_the_results_folder(tmp_path, monkeypatch):
+    data = write_tiny(tmp_path)
+    invoke("run", "--data", data, "--run-id", "kept", "--results-dir", tmp_path / "committed")
+    monkeypatch.setenv("FACTRES_RESULTS", str(tmp_path / "mine"))
+    result = invoke("oracle", "nbest", tmp_path / "committed" / "kept")
+    assert result.output.startswith(f"wrote {tmp_path / 'mine'}/oracle-nbest-kept/nbest.json")
+
+
+def test_unfinished_folders_are_refused_by_every_reader(tmp_path):
+    data, results = write_tiny(tmp_path), tmp_path / "results"
+    invoke("run", "--data", data, "--run-id", "done", "--results-dir", results)
+    unfinished = results / ".tmp-done-1234"
+    (results / "done").rename(unfinished)
+    marked = results / "marked"
+    unfinished.rename(marked)
+    (marked / ".incomplete").write_text("{}")
+    for args in (("table", marked), ("tables", marked, "--out", tmp_path / "t"),
+                 ("oracle", "misses", marked)):
+        result = invoke(*args)
+        assert result.exit_code == 1, args
+        assert result.output.startswith(f"Error: {marked}: an unfinished folder (it holds the "
+                                        ".incomplete marker)")
+    marked.rename(unfinished)
+    (unfinished / ".incomplete").unlink()
+    for args in (("table", unfinished), ("tables", unfinished, "--out", tmp_path / "t"),
+                 ("oracle", "nbest", unfinished)):
+        result = invoke(*args)
+        assert result.exit_code == 1, args
+        assert result.output.startswith(f"Error: {unfinished}: an unfinished folder (.tmp-*")
+    # a scan of the results folder skips it: no table has input
+    assert invoke("tables", "--results-dir", results, "--table", "mab-fc").exit_code == 1
+
+
+DEFAULT_ID = re.compile(r"(dev|test)-[0-9a-z-]+-[0-9a-f]{8}(-\d+)?\Z")
+COMMITTED = Path(__file__).resolve().parent.parent / "results"
+
+
+@pytest.mark.parametrize("command", ["table", "tables", "oracle misses", "oracle nbest"])
+def test_help_examples_name_runs_the_tool_makes(command):
+    group, *sub = command.split()
+    cmd = main.get_command(None, group)
+    cmd = cmd.commands[sub[0]] if sub else cmd
+    text = " ".join(cmd.help.split())        # the docstring, as written (not as wrapped)
+    words = text.split("Example: factres ")[1].split()[len(command.split()):]
+    runs = [w for i, w in enumerate(words)
+            if not w.startswith("-") and not (i and words[i - 1].startswith("--"))]
+    assert runs
+    for run in runs:
+        assert DEFAULT_ID.match(run) or (COMMITTED / run).is_dir(), run
+
+
+def test_an_oracle_command_checks_its_folder_before_the_analysis(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("analysed before checking the folder")
+    monkeypatch.setattr("oracle.ceiling.analyse", refuse)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    for option in (["--results-dir", blocker / "results"], ["--out", blocker / "out"]):
+        result = invoke("oracle", "ceiling", *option)
+        assert result.exit_code == 1
+        assert "cannot write result folders here" in result.output
