@@ -29,6 +29,7 @@ TEXT = """Here is a list of facts:
 10. Ansel Moe is a citizen of Norland.
 11. Ida Berg is married to Ola Strand.
 12. Ida Berg is married to Sven Ek.
+13. The name of the current head of state in Norland is Pell Arne.
 """
 
 
@@ -167,6 +168,43 @@ def test_the_answer_type_decides_between_stopping_and_one_more_hop(store):
                                      None, 0)
     assert dict(stop_terms)["type-mismatch:city!country"] == -ps.TYPE_MISMATCH
     assert stop < best.score
+
+
+def test_no_path_of_an_incompatible_type_wins_when_one_of_the_asked_type_exists(store):
+    # "official" cues the official language, and a rule plan says so: it outscores the path
+    # to the head of state, whose hop no word cues. But a person is asked for.
+    q = "Who is the official of the country Tova Lind is a citizen of?"
+    plan = Plan("Tova Lind", ("citizenship", "official_language"), "person", "rule")
+    _, cands = run(q, store, plan)
+    language = next(c for c in cands if c.plan_set == "set0")
+    assert terms(language) == {"cue:citizenship<-'citizen*'": 1.0,
+                               "cue:official_language<-'official*'": 1.0, "hops": -0.7,
+                               "type-mismatch:person!language": -1.2, "plan:rule": 0.8}
+    best = select(cands)
+    assert path(best) == [("citizenship", "Norland"), ("head_of_state", "Pell Arne")]
+    assert terms(best) == {"cue:citizenship<-'citizen*'": 1.0, "uncued:head_of_state": -1.0,
+                           "hops": -0.7, "unexplained:'official*'": -0.6,
+                           "type:person~person": 1.0}
+    assert best.score < language.score and ps.fits_type(best) and not ps.fits_type(language)
+    # A partly accepted type fits ("who" may be answered by an organisation).
+    assert ps.fits_type(Candidate(None, "s", (), "x", 0.0, (("type:person~organisation", 0.7),
+                                                         ("type-mismatch:person!organisation",
+                                                          -0.36))))
+
+
+def test_when_nothing_reaches_the_asked_type_one_more_hop_may(store):
+    # No word cues the country of origin or the office: the plan stops at the country, and the
+    # enumeration may bridge only one uncued hop. One more hop to a person is tried.
+    q = "Who is the top figure of the homeland of the game of Zorblax United?"
+    plan = Plan("Zorblax United", ("sport", "country_of_origin"), "country", "lexicon")
+    _, cands = run(q, store, plan)
+    best = select(cands)
+    assert path(best) == [("sport", "curling"), ("country_of_origin", "Norland"),
+                          ("head_of_state", "Pell Arne")]
+    assert best.plan_set == "set0"
+    assert terms(best) == {"cue:sport<-'game'": 0.6, "uncued:country_of_origin": -1.0,
+                           "uncued:head_of_state": -1.0, "hops": -1.05,
+                           "type:person~person": 1.0}
 
 
 def test_plans_that_agree_with_an_enumerated_path_lend_it_their_best_prior(store):
