@@ -100,6 +100,8 @@ def test_clause_starts_follow_punctuation_not_words():
     ("Who is the first minister of the country Tova Lind is a citizen of?",
      "head_of_government"),
     ("Who heads the cabinet of the nation Tova Lind belongs to?", "head_of_government"),
+    ("Who leads Tova Lind's country?", "head_of_state"),
+    ("The country of which Tova Lind is a citizen is led by whom?", "head_of_state"),
 ])
 def test_office_phrasings_cue_the_office(store, phrase, relation):
     reading = read(phrase, store)
@@ -135,3 +137,11 @@ def test_a_word_that_restates_the_path_adds_no_hop(store):
     # Without the headquarters, "located" is the hop.
     q = "Where is the university Tova Lind attended located?"
     assert compile_question(q, store).plans[0].chain == ("educated_at", "located_in")
+
+
+def test_where_accepts_an_institution(store):
+    # "Where did X study?": at a university; a city reached by an uncued hop does not win.
+    _, cands = search("Where did Tova Lind study?", store, [])
+    best = select(cands)
+    assert best.answer == "Brimvik College"
+    assert dict(best.terms)["type:place~organisation"] == 0.5

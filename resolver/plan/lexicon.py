@@ -75,6 +75,7 @@ PARAPHRASES: dict[str, dict[str, float]] = {
                       "king": MEDIUM, "queen": MEDIUM, "sovereign": MEDIUM, "presid*": MEDIUM,
                       "ruler": MEDIUM, "rule*": WEAK, "head of the state": STRONG,
                       "state": WEAK, "head of * country": STRONG, "head of * nation": STRONG,
+                      "lead*": MEDIUM, "led by": MEDIUM,
                       "lead* * country": MEDIUM, "lead* of * country": MEDIUM,
                       "lead* * nation": MEDIUM, "lead* of * nation": MEDIUM,
                       "lead* * state": MEDIUM, "lead* of * state": MEDIUM,
@@ -190,7 +191,9 @@ TYPE_WORDS: dict[str, str] = {
 
 # Type compatibility: the question's type -> object types it accepts (strength 1 = exact).
 TYPE_ACCEPTS: dict[str, dict[str, float]] = {
-    "place": {"city": 1.0, "country": 0.8, "continent": 0.6, "place": 1.0},
+    # "Where did X study?": at a university, an institution is where one studies or works.
+    "place": {"city": 1.0, "country": 0.8, "continent": 0.6, "place": 1.0,
+              "organisation": 0.5},
     "city": {"city": 1.0, "place": 0.8},
     "country": {"country": 1.0, "place": 0.6},
     "organisation": {"organisation": 1.0},
