@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 
 from resolver.errors import InputError
-from resolver.haystack import Dataset, Gold, load
+from resolver.haystack import Dataset, Gold, bundled_path, load, sha256_bytes
 from resolver.plan.question import read
 from resolver.run.result_schema import (
     META_FILE,
@@ -58,6 +58,18 @@ def _load(run_ref: str | Path, results_dir: str | Path | None
     return path, meta, rows, traces
 
 
+def _data_path(name: str, meta: dict) -> str:
+    """The data file a run names, or the bundled file of the same name and sha256 when the
+    path is gone (a run made in another checkout records that checkout's bundled path)."""
+    if Path(name).exists():
+        return name
+    bundled = bundled_path(Path(name).name)
+    want = (meta.get("data_sha256") or {}).get(name)
+    if want and bundled.is_file() and sha256_bytes(bundled.read_bytes()) == want:
+        return str(bundled)
+    return name
+
+
 def explain(run_ref: str | Path, qids: list[str], results_dir: str | Path | None = None
             ) -> list[dict]:
     """One explanation per qid, in the order asked. Raises InputError for an unknown qid (with
@@ -75,7 +87,7 @@ def explain(run_ref: str | Path, qids: list[str], results_dir: str | Path | None
     if not data:
         raise InputError("meta.json names no data files", path=str(path / META_FILE),
                          expected='a "data" list of haystack paths')
-    dataset, gold = load(data)
+    dataset, gold = load([_data_path(p, meta) for p in data])
     questions = {q.qid: q for q in dataset.questions}
     wanted = [questions[q] for q in qids if q in questions]
     lost = [q for q in qids if q not in questions]

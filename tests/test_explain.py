@@ -149,3 +149,21 @@ def test_an_imported_run_is_set_against_the_gold_paths(run, tmp_path):
 def test_oracle_misses_names_the_command_that_explains_each_miss(run):
     markdown = misses(run.path).markdown
     assert "`factres explain small mh_sel mh_none`" in markdown
+
+
+def test_a_run_made_in_another_checkout_reads_the_bundled_data_of_the_same_sha256(tmp_path):
+    from resolver.haystack import bundled_path, sha256_bytes
+    from resolver.run.result_schema import dumps_lines
+    bundled = bundled_path()
+    gone = "/no/such/checkout/resolver/data/fc/" + bundled.name
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    (folder / "meta.json").write_bytes(orjson.dumps(
+        {"run_id": "elsewhere", "data": [gone],
+         "data_sha256": {gone: sha256_bytes(bundled.read_bytes())}}))
+    qid = "factconsolidation_sh_6k_no0"
+    (folder / "predictions.jsonl").write_bytes(dumps_lines(
+        [{"qid": qid, "prediction": "", "em": 0}]))
+    (folder / "traces.jsonl").write_bytes(dumps_lines([{"qid": qid, "candidates": []}]))
+    e = explain(folder, [qid])[0]
+    assert e["winner"] is None and e["rivals"] == [] and e["gold"]
