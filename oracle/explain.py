@@ -281,8 +281,8 @@ def _render_winner(w: dict | None) -> list[str]:
     return out
 
 
-TERM_WIDTH = 34
-COLUMN = 10
+TERM_WIDTH = 40         # score term names, then one column per candidate (six fit)
+COLUMN = 9
 
 
 def _render_rivals(winner: dict | None, rivals: list[dict]) -> list[str]:
@@ -292,11 +292,11 @@ def _render_rivals(winner: dict | None, rivals: list[dict]) -> list[str]:
     others = f"the best {len(rivals)} other path" + ("s" if len(rivals) != 1 else "")
     out = [f"Candidates: {'the winner and ' if winner else ''}{others} (rank among all "
            "candidates)"]
-    out.append(f"  {'col':>3} {'rank':>4} {'plan set':<16} {'answer':<24} {'score':>7} "
+    out.append(f"  {'col':>3} {'rank':>4} {'plan set':<14} {'answer':<20} {'score':>7} "
                f"{'type':<5} path")
     for col, c in enumerate(shown, 1):
-        head = (f"  {'c' + str(col):>3} {c['rank']:>4} {_fit(c['plan_set'], 16):<16} "
-                f"{_fit(c['answer'], 24):<24} {c['score']:>7.3f} "
+        head = (f"  {'c' + str(col):>3} {c['rank']:>4} {_fit(c['plan_set'], 14):<14} "
+                f"{_fit(c['answer'], 20):<20} {c['score']:>7.3f} "
                 f"{'fits' if c['fits_type'] else 'no':<5} ")
         out.append(head + _fit(_chain(c), WIDTH - len(head)))
     names: list[str] = []
