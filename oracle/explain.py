@@ -108,7 +108,9 @@ def _explain_one(run_id, kind, meta, row, trace, question, dataset: Dataset, gol
     reading = read(question.text, store)
     scored = row.get("em") is not None and question.qid in gold
     golds = list(gold[question.qid]) if scored else None
-    out = {"run": run_id, "kind": kind, "system": meta.get("system"), "qid": question.qid,
+    mode = (meta.get("config") or {}).get("mode") or "search"
+    out = {"run": run_id, "kind": kind, "mode": mode, "system": meta.get("system"),
+           "qid": question.qid,
            "source": question.source, "question": question.text,
            "prediction": row.get("prediction", ""),
            "resolver_answer": row.get("resolver_answer", row.get("prediction", "")),
@@ -235,7 +237,9 @@ def _render_one(e: dict) -> str:
         lines += _wrap(f"why unanswered: {e['reason']}", "")
     lines += ["", "Reading (the current reader)"]
     lines += _render_reading(e["reading"])
-    if e["kind"] == "resolver":
+    if e["kind"] == "resolver" and e.get("mode") == "plain":
+        lines += [""] + _render_winner(e.get("winner"), plain=True)
+    elif e["kind"] == "resolver":
         lines += [""] + _render_winner(e.get("winner"))
         lines += [""] + _render_rivals(e.get("winner"), e.get("rivals", []))
     if e["gold"] is not None:
@@ -261,12 +265,16 @@ def _chain(c: dict) -> str:
     return " > ".join(c["relations"])
 
 
-def _render_winner(w: dict | None) -> list[str]:
+def _render_winner(w: dict | None, plain: bool = False) -> list[str]:
     if w is None:
         return ["Winning path: none (no candidate completed)"]
-    out = _wrap(f"Winning path: {w['plan_set']}, score {w['score']:.3f}, "
-                f"{'of the asked type' if w['fits_type'] else 'NOT of the asked type'}: "
-                f"{_chain(w)}", "")
+    if plain:
+        out = _wrap(f"Winning path (plain execution of the plans in order, latest versions, "
+                    f"no score; plan set {w['plan_set']}): {_chain(w)}", "")
+    else:
+        out = _wrap(f"Winning path: {w['plan_set']}, score {w['score']:.3f}, "
+                    f"{'of the asked type' if w['fits_type'] else 'NOT of the asked type'}: "
+                    f"{_chain(w)}", "")
     out.append(f"  {'#':>2} {'subject':<20} {'relation':<19} {'object':<20} {'serial':>6} "
                f"{'line':>6} {'ver':>3} {'status':<11}")
     for i, h in enumerate(w["hops"], 1):

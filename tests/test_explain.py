@@ -101,6 +101,15 @@ def test_the_text_fits_a_100_column_terminal_and_shows_terms_side_by_side(run):
     assert any(line.split()[0] == "total" for line in table.splitlines())
 
 
+def test_a_plain_run_shows_its_path_without_scores(run):
+    plain = execute(RunConfig(data=run.meta["data"], mode="plain"), results=run.path.parent,
+                    run_id="small-plain")
+    e = explain(plain.path, ["mh_ok"])[0]
+    assert e["mode"] == "plain" and e["winner"]["relations"] == ["citizenship", "capital"]
+    text = render([e])
+    assert "plain execution of the plans in order" in text and "score term" not in text
+
+
 def test_the_command_finds_the_run_by_id_and_prints_text_or_json(run, monkeypatch):
     runner = CliRunner()
     by_dir = runner.invoke(main, ["explain", "small", "mh_ok", "--results-dir",
