@@ -102,7 +102,8 @@ def test_the_text_fits_a_100_column_terminal_and_shows_terms_side_by_side(run):
 
 
 def test_a_plain_run_shows_its_path_without_scores(run):
-    plain = execute(RunConfig(data=run.meta["data"], mode="plain"), results=run.path.parent,
+    plain = execute(RunConfig(data=tuple(run.meta["data"]), mode="plain"),
+                    results=run.path.parent,
                     run_id="small-plain")
     e = explain(plain.path, ["mh_ok"])[0]
     assert e["mode"] == "plain" and e["winner"]["relations"] == ["citizenship", "capital"]
