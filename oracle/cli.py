@@ -13,10 +13,15 @@ import click
 from resolver.cli import make_main
 from resolver.cli.options import data_option, library_errors, results_dir_option
 
-__all__ = ["main", "oracle"]
+__all__ = ["explain_command", "main", "oracle"]
 
-main = make_main({"oracle": ("oracle.cli:oracle", "Analyses that read gold: gold paths, versions, "
-                             "ceilings, misses, N-best, signals.")})
+main = make_main({
+    "oracle": ("oracle.cli:oracle", "Analyses that read gold: gold paths, versions, "
+               "ceilings, misses, N-best, signals."),
+    "explain": ("oracle.cli:explain_command", "Explain why questions of a run got their "
+                "answers: the reading, the winning path hop by hop, the best rival paths with "
+                "their score terms side by side, and where the gold is."),
+})
 
 
 @click.group("oracle")
@@ -152,3 +157,28 @@ def signals_command(data, out, results_dir) -> None:
     """
     from .signals import analyse
     _report(analyse(data), out, results_dir)
+
+
+@click.command("explain")
+@click.argument("run")
+@click.argument("qids", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per question (a list).")
+@results_dir_option()
+@library_errors
+def explain_command(run, qids, as_json, results_dir) -> None:
+    """Explain why questions of a run got their answers: the reading, the winning path hop by
+    hop, the best rival paths with their score terms side by side, and where the gold is.
+
+    RUN is a run id (under --results-dir, $FACTRES_RESULTS or ./results) or a run folder; an
+    imported run (factres score) shows its prediction against the gold paths. The reading is
+    the current code's; paths, versions and score terms are the run's own.
+
+    Example: factres explain dev-6k-search-reading factconsolidation_mh_6k_no82
+    """
+    from .explain import explain, render
+    explanations = explain(run, list(qids), results_dir)
+    if as_json:
+        from resolver.run.result_schema import dumps
+        click.echo(dumps(explanations).decode("utf-8"), nl=False)
+    else:
+        click.echo(render(explanations), nl=False)

@@ -213,6 +213,8 @@ def misses_markdown(run_id: str, summary: dict, rows: list[dict],
         out.append(md_table(["qid", "bucket", "prediction", "gold", "detail"],
                             [[r["qid"], r["bucket"], r["prediction"] or "(none)",
                               "; ".join(r["gold"]), r["detail"]] for r in rows]))
+        out.append(f"\nWhy each got its answer: `factres explain {run_id} "
+                   f"{' '.join(r['qid'] for r in rows)}`\n")
     return "\n".join(out)
 
 

@@ -15,9 +15,10 @@ from resolver.run.runs import execute
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 # Committed run -> the configuration that made it (its meta.json says the same).
 REPRODUCED = {
-    "dev-6k-search-typed-2": RunConfig(),
-    "dev-6k-plain-typed-2": RunConfig(mode="plain"),
-    "dev-6k-search-nbest-2": RunConfig(plans=("rules-6k", "lexicon-6k", "lexicon-6k-orders")),
+    "dev-6k-search-reading": RunConfig(),
+    "dev-6k-plain-reading": RunConfig(mode="plain"),
+    "dev-6k-search-nbest-reading": RunConfig(plans=("rules-6k", "lexicon-6k",
+                                                    "lexicon-6k-orders")),
 }
 
 

@@ -1,7 +1,7 @@
 """Stage 4, questions -> plans: the `Plan`/`PlanSet` records (`plans`), the lexicon of cue
 phrases and type words (`lexicon`), relation signatures (`signatures`), the reading of a
-question into base entities and cue spans (`question`), the rule and lexicon compilers
-(`compile_rules`, `compile_lexicon`), the live plan sets (`planning`) and the archive of plan
-sets under plans/ (`archive`). No model and no gold here.
+question into base entities and cue spans (`question`) and the type it asks for (`asked`), the
+rule and lexicon compilers (`compile_rules`, `compile_lexicon`), the live plan sets
+(`planning`) and the archive of plan sets under plans/ (`archive`). No model and no gold here.
 
 May import: `resolver.errors`, `resolver.text`, `resolver.store` and `resolver.haystack`."""

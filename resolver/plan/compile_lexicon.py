@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from itertools import permutations
 
-from resolver.plan.lexicon import MEDIUM, WEAK
+from resolver.plan.lexicon import MEDIUM, WEAK, restates
 from resolver.plan.plans import Compiled, Plan
 from resolver.plan.question import CueSpan, read
 from resolver.plan.signatures import acceptance, fits, object_types
@@ -49,10 +49,14 @@ def compile_question(text: str, store) -> Compiled:
     inner = [s for s in pre if s.start > boundary]
     outer = [s for s in pre if s.start <= boundary]
     ordered = inner + post + outer
-    chain = [s.relation for s in ordered]
+    relations = {s.relation for s in ordered}
+    restated = [frozenset(r for r in relations if r != s.relation and
+                          restates(reading.tokens[s.start:s.end], r)) for s in ordered]
+    chain = [s.relation for s, again in zip(ordered, restated) if not again]
     deduped = tuple(r for i, r in enumerate(chain) if i == 0 or chain[i - 1] != r)
     why = "cues: " + ", ".join(f"{s.relation}<-'{s.cue}'" for s in ordered)
-    typed = _typed(base, ordered, list(reading.spans), reading.answer_type, store)
+    typed = _typed(base, ordered, list(reading.spans), reading.answer_type, store,
+                   reading.tokens)
     plans, seen = [], set()
     for plan in typed + _n_best(base, deduped, reading.answer_type, why):
         if plan.chain not in seen:
@@ -70,10 +74,12 @@ _EXPLORE_MAX = 5000    # partial chains explored per question (the search is tin
 
 
 def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type: str,
-           store) -> list[Plan]:
+           store, tokens: tuple[str, ...]) -> list[Plan]:
     """Every well-typed chain over the cue phrases, best first: phrases taken in any order
     (the nested order costs nothing), each as any relation it cues, some left out; the last
-    relation must give the asked-for type."""
+    relation must give the asked-for type. A phrase that only restates a relation of the
+    chain in that relation's template words ("located" beside "headquarters") adds no hop
+    and is not counted as left out."""
     # Each chosen phrase may mean any relation cued on its words (its alternatives).
     options = []
     for span in ordered:
@@ -98,14 +104,21 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
                 out.append(((bridge, relation), BRIDGE, f"; bridge {bridge}"))
         return out
 
-    def extend(chain, used, kept, penalty, note):
+    words = [tokens[s.start:s.end] for s in ordered]
+
+    def restating(i: int, chain: tuple[str, ...], own: str | None) -> bool:
+        return any(r != own and restates(words[i], r) for r in chain)
+
+    def extend(chain, used, kept, penalty, note, picks=()):
         budget[0] -= 1
         if budget[0] < 0:
             return
-        if chain:
+        if chain and not any(restating(i, chain, rel) for i, rel in picks):
             acc = acceptance(answer_type, chain[-1])
             if acc > 0 and len(chain) <= 4:
-                score = kept - DROPPED * (total - kept) - penalty - (1 - acc)
+                said = kept + sum(ordered[i].weight for i in range(len(ordered))
+                                  if i not in used and restating(i, chain, None))
+                score = said - DROPPED * (total - said) - penalty - (1 - acc)
                 if chain not in found or found[chain][0] < score:
                     found[chain] = (score, note)
         if len(chain) >= 4:
@@ -120,10 +133,12 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
                 why = f"{relation}<-'{ordered[i].cue}'"
                 if not chain:
                     for start, cost, bridged in first_hops(relation):
-                        extend(start, used | {i}, kept + weight, penalty + cost, why + bridged)
+                        extend(start, used | {i}, kept + weight, penalty + cost, why + bridged,
+                               ((i, relation),))
                 elif fits(object_types(chain[-1]), relation):
                     extend(chain + (relation,), used | {i}, kept + weight,
-                           penalty + INVERSION * inversions, note + ", " + why)
+                           penalty + INVERSION * inversions, note + ", " + why,
+                           picks + ((i, relation),))
 
     if has:
         extend((), frozenset(), 0.0, 0.0, "")

@@ -69,15 +69,37 @@ PARAPHRASES: dict[str, dict[str, float]] = {
                     "company that": MEDIUM},
     "capital": {"capital": STRONG, "seat of government": STRONG, "capital city": STRONG,
                 "administrative center": MEDIUM, "administrative centre": MEDIUM},
+    # Who leads a country is its head of state; who leads its government, the head of
+    # government. Office words and the ways English says either.
     "head_of_state": {"head of state": STRONG, "chief of state": STRONG, "monarch": STRONG,
-                      "king": MEDIUM, "queen": MEDIUM, "sovereign": MEDIUM, "president": MEDIUM,
+                      "king": MEDIUM, "queen": MEDIUM, "sovereign": MEDIUM, "presid*": MEDIUM,
                       "ruler": MEDIUM, "rule*": WEAK, "head of the state": STRONG,
-                      "state": WEAK},
+                      "state": WEAK, "head of * country": STRONG, "head of * nation": STRONG,
+                      "lead*": MEDIUM, "led by": MEDIUM,
+                      "lead* * country": MEDIUM, "lead* of * country": MEDIUM,
+                      "lead* * nation": MEDIUM, "lead* of * nation": MEDIUM,
+                      "lead* * state": MEDIUM, "lead* of * state": MEDIUM,
+                      "country s leader": MEDIUM, "nation s leader": MEDIUM,
+                      "national leader": MEDIUM, "state leader": MEDIUM, "top leader": MEDIUM,
+                      "supreme leader": STRONG, "in charge of * country": MEDIUM,
+                      "in charge of * nation": MEDIUM, "highest office": MEDIUM,
+                      "top office": MEDIUM, "commander in chief": MEDIUM,
+                      "figurehead": MEDIUM, "reign*": MEDIUM, "throne": MEDIUM,
+                      "crown": WEAK, "royal": WEAK, "emperor": MEDIUM, "empress": MEDIUM,
+                      "sultan": MEDIUM, "emir": MEDIUM, "tsar": MEDIUM, "czar": MEDIUM},
     "head_of_government": {"head of government": STRONG, "head of the government": STRONG,
                            "prime minister": STRONG, "premier": STRONG, "chancellor": MEDIUM,
                            "government": MEDIUM, "leader": WEAK, "lead*": WEAK,
                            "mayor": MEDIUM, "governor": MEDIUM, "chief executive": MEDIUM,
-                           "runs": WEAK, "govern*": MEDIUM},
+                           "runs": WEAK, "govern*": MEDIUM, "first minister": STRONG,
+                           "chief minister": STRONG, "pm": MEDIUM,
+                           "lead* * government": STRONG, "lead* of * government": STRONG,
+                           "government leader": STRONG, "government s leader": STRONG,
+                           "government s head": STRONG, "head* * government": STRONG,
+                           "run* * government": STRONG, "in charge of * government": STRONG,
+                           "helm of * government": STRONG, "cabinet": MEDIUM,
+                           "run* * country": MEDIUM, "run* * nation": MEDIUM,
+                           "administration": WEAK},
     "officeholder": {"office": MEDIUM, "officeholder": STRONG, "holder": MEDIUM,
                      "incumbent": MEDIUM},
     "ceo": {"ceo": STRONG, "chief executive officer": STRONG, "chief executive": STRONG,
@@ -169,7 +191,9 @@ TYPE_WORDS: dict[str, str] = {
 
 # Type compatibility: the question's type -> object types it accepts (strength 1 = exact).
 TYPE_ACCEPTS: dict[str, dict[str, float]] = {
-    "place": {"city": 1.0, "country": 0.8, "continent": 0.6, "place": 1.0},
+    # "Where did X study?": at a university, an institution is where one studies or works.
+    "place": {"city": 1.0, "country": 0.8, "continent": 0.6, "place": 1.0,
+              "organisation": 0.5},
     "city": {"city": 1.0, "place": 0.8},
     "country": {"country": 1.0, "place": 0.6},
     "organisation": {"organisation": 1.0},
@@ -204,6 +228,38 @@ def template_cues(rel) -> dict[str, float]:
                     and len(w) > 2):
                 words.add(w)
     return {w: WEAK for w in sorted(words)}
+
+
+@lru_cache(maxsize=None)
+def template_words(relation: str) -> frozenset[str]:
+    """Content words of the relation's own cloze and question templates, type words left out:
+    the words English uses to say that relation again around its cue ("the headquarters of X
+    are located in": "located" is how the headquarters template says where)."""
+    rel = inventory()[relation]
+    words = set()
+    for text in (rel.template, rel.question):
+        for w in _tokens(text.replace("[X]", " ").replace("__", " ")):
+            if w not in STOPWORDS and w not in TYPE_WORDS and len(w) > 2:
+                words.add(w)
+    return frozenset(words)
+
+
+def _base(word: str) -> str:
+    """The word without an inflection ("headquartered", "locates" -> "headquarter", "locat")."""
+    for suffix in ("ed", "es", "s", "d"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[:-len(suffix)]
+    return word
+
+
+@lru_cache(maxsize=1 << 14)
+def restates(words: tuple[str, ...], relation: str) -> bool:
+    """Whether question words say nothing but `relation` again: each content word (function
+    and type words aside) is one of its template words, inflections aside. A noun that names
+    another relation ("founder" beside "founded") is not the same word."""
+    content = [w for w in words if w not in STOPWORDS and w not in TYPE_WORDS]
+    own = {_base(t) for t in template_words(relation)}
+    return bool(content) and all(_base(w) in own for w in content)
 
 
 @lru_cache(maxsize=None)

@@ -5,14 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from resolver.plan.lexicon import STOPWORDS, TYPE_WORDS, cues
+from resolver.plan.asked import asked_type
+from resolver.plan.lexicon import cues
 from resolver.store.fact_store import FactStore, Mention, name_tokens
 from resolver.text.relations import inventory
-
-QUESTION_WORDS = frozenset({"which", "what", "who", "whom", "whose", "where"})
-# Words skipped between the question word and the noun that names the type.
-_FILLER = STOPWORDS | {"name", "kind", "type", "sort", "current", "exact", "specific",
-                       "particular", "main", "primary", "one", "title"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,38 +59,6 @@ def _cue_spans(tokens: tuple[str, ...]) -> tuple[CueSpan, ...]:
     return tuple(spans)
 
 
-def _answer_type(tokens: tuple[str, ...]) -> tuple[str, str]:
-    """The type the question names: the first type word after the (last) question word, or the
-    object type of the relation whose cue heads the asked-for phrase. "any" if neither."""
-    # "In which country was X developed, and who is ...?": the last clause is what is asked.
-    starts = [i for i, t in enumerate(tokens) if t in QUESTION_WORDS]
-    if not starts:
-        return "any", ""
-    last_and = max((i for i in starts if i > 0 and tokens[i - 1] == "and"), default=None)
-    start = last_and if last_and is not None else starts[0]
-    word = tokens[start]
-    if word in ("who", "whom"):
-        return "person", word
-    if word == "where":
-        return "place", word
-    spans = _cue_spans(tokens)
-    for i in range(start + 1, min(len(tokens), start + 9)):
-        tok = tokens[i]
-        if tok in _FILLER:
-            continue
-        if tok in TYPE_WORDS:
-            return TYPE_WORDS[tok], tok
-        # An adjective before a type noun: "religious leader", "educational institution".
-        if i + 1 < len(tokens) and tokens[i + 1] in TYPE_WORDS:
-            return TYPE_WORDS[tokens[i + 1]], tokens[i + 1]
-        heads = [s for s in spans if s.start == i]
-        if heads:
-            best = max(heads, key=lambda s: (s.weight, s.end - s.start, s.relation))
-            return inventory()[best.relation].object_type, tok
-        return "any", ""
-    return "any", ""
-
-
 def read(text: str, store: FactStore) -> Reading:
     tokens = name_tokens(text)
     mentions = tuple(store.mentions(text))
@@ -108,5 +72,5 @@ def read(text: str, store: FactStore) -> Reading:
     if base_span is not None:
         spans = tuple(s for s in spans
                       if s.end <= base_span.start or s.start >= base_span.end)
-    answer_type, type_word = _answer_type(tokens)
+    answer_type, type_word = asked_type(text, tokens, _cue_spans(tokens), mentions)
     return Reading(text, tokens, mentions, tuple(bases), spans, answer_type, type_word)

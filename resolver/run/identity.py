@@ -19,12 +19,12 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent
 # Sources whose code makes the live plans (hashed into meta.json for live plan sets).
 LIVE_COMPILER_FILES = ("plan/compile_rules.py", "plan/compile_lexicon.py", "plan/lexicon.py",
-                       "plan/question.py", "search/path_search.py", "plan/signatures.py",
-                       "text/relations.py")
+                       "plan/question.py", "plan/asked.py", "search/path_search.py",
+                       "plan/signatures.py", "text/relations.py")
 # Sources whose code turns plans into predictions (hashed into the run id's config hash).
 RESOLVER_FILES = ("search/resolve.py", "search/path_search.py", "search/candidates.py",
-                  "plan/question.py", "plan/lexicon.py", "store/fact_store.py", "text/facts.py",
-                  "store/provenance.py", "text/relations.py")
+                  "plan/question.py", "plan/asked.py", "plan/lexicon.py", "store/fact_store.py",
+                  "text/facts.py", "store/provenance.py", "text/relations.py")
 LEXICON_FILES = ("plan/lexicon.py", "plan/compile_lexicon.py", "plan/signatures.py")
 VERSIONED = ("factres", "lark", "orjson", "numpy", "click", "ollama")
 # The installed packages whose files a frozen configuration pins: resolver/ and, beside it,

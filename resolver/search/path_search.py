@@ -6,16 +6,18 @@ latest leads nowhere; and (2) enumerates every path of 1 to 4 hops from the base
 through relations the question's words cue (plus at most one uncued bridge hop). Every path
 gets the same score (`score_path`): how well the question's cue words account for its
 relations, the answer type, versions stepped back, hops, and the prior of plans that agree
-with it. The best complete path wins; ties go to the more literal plan, then to the later
-versions, then to the answer's spelling. No model and no gold here."""
+with it. The best complete path of the asked type wins (a path of an incompatible type only
+when none fits); ties go to the more literal plan, then to the later versions, then to the
+answer's spelling. No model and no gold here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import product
 
-from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS
+from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS, restates
 from resolver.plan.plans import Plan, step_relations
 from resolver.plan.question import CueSpan, Reading, read
+from resolver.plan.signatures import acceptance
 from resolver.search.candidates import Candidate, Hop
 from resolver.store.fact_store import FactStore, norm
 from resolver.text.relations import inventory
@@ -116,12 +118,25 @@ def _follow(store: FactStore, base: str, steps: list[frozenset[str]]) -> list[_P
 
 
 # ---- scoring -----------------------------------------------------------------------------
-def _assign(relations: tuple[str, ...], spans: tuple[CueSpan, ...]
-            ) -> tuple[float, list[CueSpan | None]]:
-    """Best disjoint assignment of cue spans to hops (each span explains at most one hop)."""
+def _restating(reading: Reading, relations: tuple[str, ...]) -> set[CueSpan]:
+    """Cue spans whose words only say a relation of the path again, in that relation's own
+    template words ("the headquarters ... are located": "located" is the headquarters
+    template's word): they neither explain another hop nor count as unexplained."""
+    out = set()
+    for span in reading.spans:
+        words = reading.tokens[span.start:span.end]
+        if any(r != span.relation and restates(words, r) for r in set(relations)):
+            out.add(span)
+    return out
+
+
+def _assign(relations: tuple[str, ...], spans: tuple[CueSpan, ...],
+            restating: set[CueSpan] = frozenset()) -> tuple[float, list[CueSpan | None]]:
+    """Best disjoint assignment of cue spans to hops (each span explains at most one hop; a
+    span that restates another relation of the path explains none)."""
     options = []
     for rel in relations:
-        mine = [s for s in spans if s.relation == rel]
+        mine = [s for s in spans if s.relation == rel and s not in restating]
         mine.sort(key=lambda s: (-s.weight, s.start))
         options.append(mine[:4] + [None])
     best: tuple[float, list] = (float("-inf"), [])
@@ -139,7 +154,8 @@ def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int
                ) -> tuple[float, tuple[tuple[str, float], ...]]:
     terms: list[tuple[str, float]] = []
     relations = path.relations
-    total, assigned = _assign(relations, reading.spans)
+    restating = _restating(reading, relations)
+    total, assigned = _assign(relations, reading.spans, restating)
     for hop, span in zip(path.hops, assigned):
         if span is not None:
             terms.append((f"cue:{hop.relation}<-'{span.cue}'", span.weight))
@@ -152,6 +168,8 @@ def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int
     unexplained: list[CueSpan] = []
     for span in sorted(reading.spans, key=lambda s: (-s.weight, s.start, s.relation)):
         if span.weight < UNEXPLAINED_FLOOR or any(span.overlaps(u) for u in used + unexplained):
+            continue
+        if span in restating:
             continue
         unexplained.append(span)
     for span in unexplained:
@@ -270,10 +288,21 @@ def _literal(plan: Plan | None) -> int:
     return LITERAL_ORDER.get(plan.compiler, 5 if not plan.compiler.startswith("derived") else 7)
 
 
+def fits_type(c: Candidate) -> bool:
+    """Whether the candidate's answer is of the asked type or of a type it accepts (a question
+    that names no type accepts any). Read from the score terms, so the rule holds for
+    candidates read back from traces too."""
+    keys = [k for k, _ in c.terms]
+    return any(k.startswith("type:") for k in keys) or \
+        not any(k.startswith("type-mismatch:") for k in keys)
+
+
 def _order_key(c: Candidate):
-    """Best first: score, then the more literal plan, then later versions, then spelling."""
-    return (-round(c.score, 9), _literal(c.plan), -sum(h.serial for h in c.hops), c.answer,
-            c.plan_set)
+    """Best first: a path of the asked type before any path of an incompatible type, however
+    they score (a plan's prior or extra cue words never buy a wrong type); then score, then
+    the more literal plan, then later versions, then spelling."""
+    return (not fits_type(c), -round(c.score, 9), _literal(c.plan), -sum(h.serial for h in c.hops),
+            c.answer, c.plan_set)
 
 
 def select(candidates: list[Candidate]) -> Candidate | None:
@@ -309,13 +338,40 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
                 best = cand
         return best
 
+    owners: list[tuple[str, Plan] | None] = []
     for set_id, plan in plans:
         cand = best_for(_plan_paths(store, plan), (set_id, plan))
         if cand is not None:
             candidates.append(cand)
+            owners.append((set_id, plan))
     for base in reading.bases[:3]:
         cand = best_for(_enumerate(store, base, reading), None)
         if cand is not None:
             candidates.append(cand)
+            owners.append(None)
+    if reading.answer_type != "any" and not any(fits_type(c) for c in candidates):
+        # Nothing reached the asked type (an office named in words no cue knows): each
+        # candidate may go one uncued hop further to it.
+        for cand, own in list(zip(candidates, owners)):
+            more = best_for(_to_asked_type(store, reading.answer_type, cand), own)
+            if more is not None and fits_type(more):
+                candidates.append(more)
     candidates.sort(key=_order_key)
     return reading, candidates
+
+
+def _to_asked_type(store: FactStore, wanted: str, cand: Candidate) -> list[_Path]:
+    """The candidate's path with one more hop, at latest versions, over each relation of its
+    answer whose object is of the asked type (or one it accepts)."""
+    if len(cand.hops) == MAX_HOPS:
+        return []
+    base = cand.hops[0].subject
+    seen = {norm(h.subject) for h in cand.hops} | {norm(cand.answer)}
+    out = []
+    for relation in sorted(store.relations_of(cand.answer)):
+        if acceptance(wanted, relation) <= 0:
+            continue
+        for hop in hops_over(store, cand.answer, relation):
+            if hop.version == 0 and not hop.reverse and norm(hop.object) not in seen:
+                out.append(_Path(base, cand.hops + (hop,)))
+    return out

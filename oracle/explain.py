@@ -1,0 +1,359 @@
+"""`factres explain RUN QID ...`: why a question of a run got its answer.
+
+For each question: how the current reader reads it (base entities, cue spans with their
+relations and weights, the asked type), the winning path hop by hop (subject, relation, object,
+serial, fact line, version rank, ledger status, versions passed over), the best rival paths
+with their score terms side by side, and, when the run has gold, whether the gold was among
+the candidates and where, with the gold paths through the store (`oracle.paths`).
+
+An imported run (`"kind": "imported"` in meta.json, written by `factres score`) has no
+candidates: its prediction is set against the gold paths and the versions along them.
+
+It reads gold, so it lives in oracle/. The reading is the current code's, not the run's (a run
+made by older code may have been read otherwise); the paths and terms are the run's own."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from resolver.errors import InputError
+from resolver.haystack import Dataset, Gold, bundled_path, load, sha256_bytes
+from resolver.plan.question import read
+from resolver.run.result_schema import (
+    META_FILE,
+    PREDICTIONS_FILE,
+    TRACES_FILE,
+    loads_lines,
+    results_root,
+)
+from resolver.search.path_search import fits_type
+from resolver.store.fact_store import norm
+
+from .gold import GoldMatcher, is_hit
+from .paths import MAX_HOPS, find_paths
+from .runs import candidate_from_json, find_run
+
+RIVALS = 5              # rival paths shown beside the winner
+GOLD_PATHS = 3          # gold paths shown (the count is complete)
+WIDTH = 100             # the plain text fits a terminal this wide
+
+
+# ---- reading the run ----------------------------------------------------------------------
+def _load(run_ref: str | Path, results_dir: str | Path | None
+          ) -> tuple[Path, dict, list[dict], dict[str, dict]]:
+    """(folder, meta, prediction rows, traces by qid) of a run; traces may be absent (an
+    imported run has none)."""
+    path = find_run(run_ref, results_root(results_dir))
+    try:
+        meta = orjson.loads((path / META_FILE).read_bytes())
+        if not (path / PREDICTIONS_FILE).exists():
+            raise InputError(f"run folder has no {PREDICTIONS_FILE}", path=str(path))
+        rows = loads_lines((path / PREDICTIONS_FILE).read_bytes())
+        traces_file = path / TRACES_FILE
+        traces = {t["qid"]: t for t in loads_lines(traces_file.read_bytes())} \
+            if traces_file.exists() else {}
+    except (orjson.JSONDecodeError, KeyError) as exc:
+        raise InputError(f"run folder is not readable: {exc}", path=str(path)) from None
+    return path, meta, rows, traces
+
+
+def _data_path(name: str, meta: dict) -> str:
+    """The data file a run names, or the bundled file of the same name and sha256 when the
+    path is gone (a run made in another checkout records that checkout's bundled path)."""
+    if Path(name).exists():
+        return name
+    bundled = bundled_path(Path(name).name)
+    want = (meta.get("data_sha256") or {}).get(name)
+    if want and bundled.is_file() and sha256_bytes(bundled.read_bytes()) == want:
+        return str(bundled)
+    return name
+
+
+def explain(run_ref: str | Path, qids: list[str], results_dir: str | Path | None = None
+            ) -> list[dict]:
+    """One explanation per qid, in the order asked. Raises InputError for an unknown qid (with
+    close ones) or a run whose data cannot be read back."""
+    path, meta, rows, traces = _load(run_ref, results_dir)
+    by_qid = {r["qid"]: r for r in rows}
+    missing = [q for q in qids if q not in by_qid]
+    if missing:
+        import difflib
+        close = difflib.get_close_matches(missing[0], sorted(by_qid), n=3)
+        hint = f" (close: {', '.join(close)})" if close else ""
+        raise InputError(f"question {missing[0]!r} is not in run {meta.get('run_id') or path.name}"
+                         f"{hint}", path=str(path / PREDICTIONS_FILE))
+    data = meta.get("data") or []
+    if not data:
+        raise InputError("meta.json names no data files", path=str(path / META_FILE),
+                         expected='a "data" list of haystack paths')
+    dataset, gold = load([_data_path(p, meta) for p in data])
+    questions = {q.qid: q for q in dataset.questions}
+    wanted = [questions[q] for q in qids if q in questions]
+    lost = [q for q in qids if q not in questions]
+    if lost:
+        raise InputError(f"question {lost[0]!r} of the run is not in its data {data}",
+                         path=str(path / META_FILE))
+    sub = Dataset(dataset.paths, dataset.files_sha256, wanted, dataset.haystacks)
+    paths = {qp.question.qid: qp for qp in find_paths(sub, gold)}
+    kind = meta.get("kind") or "resolver"
+    run_id = meta.get("run_id") or path.name
+    return [_explain_one(run_id, kind, meta, by_qid[q], traces.get(q), questions[q], sub,
+                         gold, paths[q]) for q in qids]
+
+
+def _explain_one(run_id, kind, meta, row, trace, question, dataset: Dataset, gold: Gold,
+                 qp) -> dict:
+    store = dataset.haystack_of(question).store
+    reading = read(question.text, store)
+    scored = row.get("em") is not None and question.qid in gold
+    golds = list(gold[question.qid]) if scored else None
+    mode = (meta.get("config") or {}).get("mode") or "search"
+    out = {"run": run_id, "kind": kind, "mode": mode, "system": meta.get("system"),
+           "qid": question.qid,
+           "source": question.source, "question": question.text,
+           "prediction": row.get("prediction", ""),
+           "resolver_answer": row.get("resolver_answer", row.get("prediction", "")),
+           "reason": row.get("reason", ""), "gold": golds, "em": row.get("em"),
+           "reading": _reading_json(reading)}
+    if kind == "resolver":
+        out.update(_candidates_json(trace or {}, golds))
+    if scored:
+        out["gold_paths"] = _gold_paths_json(qp, store)
+        out["prediction_on_gold_paths"] = _prediction_on_paths(out["prediction"], qp, store)
+    return out
+
+
+def _reading_json(reading) -> dict:
+    return {"bases": list(reading.bases),
+            "mentions": [{"names": list(m.names), "words": [m.start, m.end],
+                          "subject": m.as_subject} for m in reading.mentions],
+            "asked_type": reading.answer_type, "type_word": reading.type_word,
+            "spans": [{"relation": s.relation, "cue": s.cue, "weight": s.weight,
+                       "words": " ".join(reading.tokens[s.start:s.end]),
+                       "start": s.start, "end": s.end}
+                      for s in sorted(reading.spans, key=lambda s: (s.start, -s.weight,
+                                                                   s.relation))]}
+
+
+def _path_key(c) -> tuple:
+    return tuple((h.relation, norm(h.object)) for h in c.hops) + (norm(c.answer),)
+
+
+def _candidate_json(c, rank: int, golds) -> dict:
+    return {"rank": rank, "plan_set": c.plan_set,
+            "plan": c.plan.to_json() if c.plan else None,
+            "relations": [h.relation for h in c.hops], "answer": c.answer,
+            "score": round(c.score, 6), "fits_type": fits_type(c),
+            "terms": [[k, round(v, 6)] for k, v in c.terms],
+            "gold": is_hit(c.answer, golds) if golds is not None else None,
+            "hops": [h.to_json() for h in c.hops]}
+
+
+def _candidates_json(trace: dict, golds) -> dict:
+    """The winner, the best RIVALS other paths (each path once, at its best rank), and where
+    the gold is among all candidates."""
+    cands = [candidate_from_json(c) for c in trace.get("candidates", [])]
+    winner_json = trace.get("winner")
+    winner = candidate_from_json(winner_json) if winner_json else None
+    seen, ranked = set(), []
+    for rank, c in enumerate(cands, 1):
+        if _path_key(c) not in seen:
+            seen.add(_path_key(c))
+            ranked.append((rank, c))
+    out: dict = {"candidates": len(cands),
+                 "winner": _candidate_json(winner, 1, golds) if winner else None}
+    rivals = [(r, c) for r, c in ranked if winner is None or _path_key(c) != _path_key(winner)]
+    out["rivals"] = [_candidate_json(c, r, golds) for r, c in rivals[:RIVALS]]
+    if golds is not None:
+        hits = [r for r, c in enumerate(cands, 1) if is_hit(c.answer, golds)]
+        out["gold_among_candidates"] = bool(hits)
+        out["gold_ranks"] = hits
+    return out
+
+
+def _gold_paths_json(qp, store) -> dict:
+    shown = qp.shortest[:GOLD_PATHS] if qp.paths else []
+    return {"count": len(qp.paths), "max_hops": MAX_HOPS,
+            "all_latest": any(p.all_latest for p in qp.paths),
+            "shortest": [dict(p.to_json(), statuses=[_status(store, h) for h in p.hops])
+                         for p in shown]}
+
+
+def _status(store, hop) -> str:
+    return store.status(hop.fact) or ""
+
+
+def _prediction_on_paths(prediction: str, qp, store) -> list[str]:
+    """Where a wrong prediction sits on the gold paths: an entity the path passes through, or
+    another version of a key the path reads (an older or a newer value)."""
+    if not prediction:
+        return []
+    hit = GoldMatcher((prediction,))
+    notes: list[str] = []
+    for path in qp.shortest[:GOLD_PATHS]:
+        for i, hop in enumerate(path.hops, 1):
+            if i < len(path.hops) and hit(hop.target):
+                short = len(path.hops) - i
+                notes.append(f"where hop {i} of a gold path lands ({hop.fact.relation}): "
+                             f"{short} hop{'s' if short > 1 else ''} short")
+            for version in store.versions(hop.fact.subject, hop.fact.relation):
+                if version is not hop.fact and hit(version.object):
+                    notes.append(f"another version (serial {version.serial}) of the key hop "
+                                 f"{i} of a gold path reads ({hop.fact.subject}, "
+                                 f"{hop.fact.relation})")
+    return sorted(set(notes))
+
+
+# ---- plain text -----------------------------------------------------------------------------
+def _fit(text: str, width: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _wrap(text: str, indent: str, width: int = WIDTH) -> list[str]:
+    import textwrap
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent) or [indent]
+
+
+def render(explanations: list[dict]) -> str:
+    """The explanations as plain text, every line at most WIDTH columns."""
+    blocks = [_render_one(e) for e in explanations]
+    return ("\n" + "=" * WIDTH + "\n\n").join(blocks)
+
+
+def _render_one(e: dict) -> str:
+    lines = _wrap(f"{e['qid']}  ({e['source']}, run {e['run']}"
+                  + (f", imported from {e['system']}" if e["kind"] == "imported" else "")
+                  + ")", "")
+    lines += _wrap(f"Q: {e['question']}", "")
+    answer = f"answer: {e['prediction'] or '(none)'}"
+    if e.get("resolver_answer") and e["resolver_answer"] != e["prediction"]:
+        answer += f"   (resolver said: {e['resolver_answer']})"
+    if e["gold"] is not None:
+        answer += f"   gold: {' | '.join(e['gold'])}   EM {e['em']}"
+    lines += _wrap(answer, "")
+    if e.get("reason"):
+        lines += _wrap(f"why unanswered: {e['reason']}", "")
+    lines += ["", "Reading (the current reader)"]
+    lines += _render_reading(e["reading"])
+    if e["kind"] == "resolver" and e.get("mode") == "plain":
+        lines += [""] + _render_winner(e.get("winner"), plain=True)
+    elif e["kind"] == "resolver":
+        lines += [""] + _render_winner(e.get("winner"))
+        lines += [""] + _render_rivals(e.get("winner"), e.get("rivals", []))
+    if e["gold"] is not None:
+        lines += [""] + _render_gold(e)
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _render_reading(r: dict) -> list[str]:
+    out = _wrap("base entities: " + (", ".join(r["bases"]) or "(none: no name in the question "
+                                     "is the subject of a fact)"), "  ")
+    out += _wrap(f"asked type: {r['asked_type']}"
+                 + (f" (from \"{r['type_word']}\")" if r["type_word"] else ""), "  ")
+    if not r["spans"]:
+        return out + ["  cue spans: (none)"]
+    out.append(f"  {'words':<30} {'relation':<22} {'weight':>6}  cue")
+    for s in r["spans"]:
+        out.append(f"  {_fit(s['words'], 30):<30} {s['relation']:<22} {s['weight']:>6.2f}  "
+                   f"{_fit(s['cue'], 34)}")
+    return out
+
+
+def _chain(c: dict) -> str:
+    return " > ".join(c["relations"])
+
+
+def _render_winner(w: dict | None, plain: bool = False) -> list[str]:
+    if w is None:
+        return ["Winning path: none (no candidate completed)"]
+    if plain:
+        out = _wrap(f"Winning path (plain execution of the plans in order, latest versions, "
+                    f"no score; plan set {w['plan_set']}): {_chain(w)}", "")
+    else:
+        out = _wrap(f"Winning path: {w['plan_set']}, score {w['score']:.3f}, "
+                    f"{'of the asked type' if w['fits_type'] else 'NOT of the asked type'}: "
+                    f"{_chain(w)}", "")
+    out.append(f"  {'#':>2} {'subject':<20} {'relation':<19} {'object':<20} {'serial':>6} "
+               f"{'line':>6} {'ver':>3} {'status':<11}")
+    for i, h in enumerate(w["hops"], 1):
+        out.append(f"  {i:>2} {_fit(h['subject'], 20):<20} {_fit(h['relation'], 19):<19} "
+                   f"{_fit(h['object'], 20):<20} {h['serial']:>6} {h['line']:>6} "
+                   f"{h['version']:>3} {_fit(h['status'], 11):<11}")
+        out += _wrap(f"fact: {h['text']}" + ("  (followed object to subject)"
+                                            if h["reverse"] else ""), "       ")
+        if h["passed_over"]:
+            passed = ", ".join(f"serial {s} (line {n})" for s, n in h["passed_over"])
+            out += _wrap(f"versions passed over: {passed}", "       ")
+    return out
+
+
+TERM_WIDTH = 40         # score term names, then one column per candidate (six fit)
+COLUMN = 9
+
+
+def _render_rivals(winner: dict | None, rivals: list[dict]) -> list[str]:
+    if winner is None and not rivals:
+        return ["Candidates: none"]
+    shown = ([winner] if winner else []) + rivals
+    others = f"the best {len(rivals)} other path" + ("s" if len(rivals) != 1 else "")
+    out = [f"Candidates: {'the winner and ' if winner else ''}{others} (rank among all "
+           "candidates)"]
+    out.append(f"  {'col':>3} {'rank':>4} {'plan set':<14} {'answer':<20} {'score':>7} "
+               f"{'type':<5} path")
+    for col, c in enumerate(shown, 1):
+        head = (f"  {'c' + str(col):>3} {c['rank']:>4} {_fit(c['plan_set'], 14):<14} "
+                f"{_fit(c['answer'], 20):<20} {c['score']:>7.3f} "
+                f"{'fits' if c['fits_type'] else 'no':<5} ")
+        out.append(head + _fit(_chain(c), WIDTH - len(head)))
+    names: list[str] = []
+    for c in shown:
+        for k, _ in c["terms"]:
+            if k not in names:
+                names.append(k)
+    out.append("")
+    out.append(f"  {'score term':<{TERM_WIDTH}}"
+               + "".join(f"{'c' + str(i):>{COLUMN}}" for i in range(1, len(shown) + 1)))
+    for name in names:
+        cells = []
+        for c in shown:
+            values = [v for k, v in c["terms"] if k == name]
+            cells.append(f"{sum(values):>{COLUMN}.2f}" if values else f"{'·':>{COLUMN}}")
+        out.append(f"  {_fit(name, TERM_WIDTH):<{TERM_WIDTH}}" + "".join(cells))
+    out.append(f"  {'total':<{TERM_WIDTH}}"
+               + "".join(f"{c['score']:>{COLUMN}.2f}" for c in shown))
+    return out
+
+
+def _render_gold(e: dict) -> list[str]:
+    out = ["Gold"]
+    if e["kind"] == "resolver":
+        ranks = e.get("gold_ranks", [])
+        if e.get("winner") and e["winner"]["gold"]:
+            out.append("  the winner reaches the gold")
+        elif ranks:
+            out += _wrap(f"gold reached by {len(ranks)} of {e['candidates']} candidates "
+                         f"(ranks {', '.join(map(str, ranks[:10]))}): a selection error", "  ")
+        else:
+            out += _wrap(f"no candidate of the {e['candidates']} reaches the gold", "  ")
+    gp = e["gold_paths"]
+    if not gp["count"]:
+        out += _wrap(f"no gold path (any version, up to {gp['max_hops']} hops) from the "
+                     "entities the question names", "  ")
+    else:
+        out += _wrap(f"{gp['count']} gold path(s); "
+                     + ("one takes the latest version at every hop"
+                        if gp["all_latest"] else "every one needs an older version somewhere")
+                     + "; the shortest:", "  ")
+        for p in gp["shortest"]:
+            steps = [p["start"]]
+            for h, status in zip(p["hops"], p["statuses"]):
+                target = h["subject"] if h["reverse"] else h["object"]
+                steps.append(f"-{h['relation']}#{h['serial']}"
+                             f"{'' if h['version'] == 0 else ' v-' + str(h['version'])}"
+                             f" ({status})-> {target}")
+            out += _wrap(" ".join(steps) + f"   [{p['pattern']}]", "    ")
+    for note in e.get("prediction_on_gold_paths", []):
+        out += _wrap(f"the prediction is {note}", "  ")
+    return out

@@ -1,0 +1,179 @@
+"""`factres explain RUN QID ...`: the reading, the winning path hop by hop, rival paths with
+their score terms side by side, and where the gold is; for resolver runs and imported runs.
+
+The rows are invented for these tests (a small multi-hop source over a hand-written context)."""
+from __future__ import annotations
+
+import json
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from oracle.cli import main
+from oracle.explain import WIDTH, explain, render
+from oracle.misses import analyse as misses
+from resolver.run.config import RunConfig
+from resolver.run.runs import execute
+
+CONTEXT = """Here is a list of facts:
+0. Tova Lind is a citizen of Norland.
+1. The capital of Norland is Brimvik.
+2. Kari Holm is a citizen of Ostmark.
+3. The capital of Ostmark is Ostby.
+4. Kari Holm is a citizen of Vesland.
+5. Pell Arne is married to Tova Lind.
+6. The name of the current head of state in Norland is Pell Arne.
+7. Brimvik is located in the continent of Europe."""
+QUESTIONS = [
+    # answered right, along latest versions
+    ("mh_ok", "Which city is the capital of the country Tova Lind is a citizen of?", "Brimvik"),
+    # the search takes an older version to reach a city; the gold is the latest country, which
+    # a rival candidate reaches: a selection error
+    ("mh_sel", "What is the capital of the country Kari Holm is a citizen of?", "Vesland"),
+    # no candidate reaches the gold
+    ("mh_none", "Who is Tova Lind married to?", "Europe"),
+]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("explain")
+    rows = folder / "rows.json"
+    rows.write_text(json.dumps([{
+        "context": CONTEXT, "questions": [q for _, q, _ in QUESTIONS],
+        "answers": [[g] for _, _, g in QUESTIONS],
+        "metadata": {"source": "factconsolidation_mh_6k",
+                     "qa_pair_ids": [qid for qid, _, _ in QUESTIONS]}}]), "utf-8")
+    return execute(RunConfig(data=(str(rows),)), results=folder / "results", run_id="small")
+
+
+def _by_qid(run, *qids):
+    return {e["qid"]: e for e in explain(run.path, list(qids))}
+
+
+def test_a_right_answer_is_explained_hop_by_hop(run):
+    e = _by_qid(run, "mh_ok")["mh_ok"]
+    assert e["em"] == 1 and e["prediction"] == "Brimvik"
+    assert e["reading"]["bases"] == ["Tova Lind"]
+    assert (e["reading"]["asked_type"], e["reading"]["type_word"]) == ("city", "city")
+    assert {"relation": "capital", "cue": "capital", "weight": 1.0, "words": "capital",
+            "start": 4, "end": 5} in e["reading"]["spans"]
+    winner = e["winner"]
+    assert winner["relations"] == ["citizenship", "capital"] and winner["gold"]
+    first = winner["hops"][0]
+    assert (first["subject"], first["object"], first["serial"], first["line"],
+            first["version"], first["status"]) == ("Tova Lind", "Norland", 0, 2, 0, "active")
+    assert first["text"] == "0. Tova Lind is a citizen of Norland."
+    assert e["gold_among_candidates"] and e["gold_ranks"][0] == 1
+    assert e["gold_paths"]["all_latest"] and e["gold_paths"]["shortest"][0]["pattern"] == "L L"
+
+
+def test_a_selection_error_names_where_the_gold_was(run):
+    e = _by_qid(run, "mh_sel")["mh_sel"]
+    assert e["em"] == 0 and e["prediction"] == "Ostby"
+    hop = e["winner"]["hops"][0]
+    assert (hop["version"], hop["status"], hop["passed_over"]) == (1, "superseded", [[4, 6]])
+    assert ["older-versions", -0.8] in e["winner"]["terms"]
+    rival = next(r for r in e["rivals"] if r["answer"] == "Vesland")
+    assert rival["gold"] and not rival["fits_type"] and rival["rank"] in e["gold_ranks"]
+    assert len(e["rivals"]) <= 5
+    text = render([e])
+    assert "a selection error" in text
+    assert "older-versions" in text and "versions passed over: serial 4 (line 6)" in text
+
+
+def test_no_candidate_reaching_the_gold_is_said(run):
+    e = _by_qid(run, "mh_none")["mh_none"]
+    assert not e["gold_among_candidates"] and e["gold_ranks"] == []
+    assert e["winner"]["hops"][0]["reverse"]
+    text = render([e])
+    assert "no candidate of the" in text and "(followed object to subject)" in text
+
+
+def test_the_text_fits_a_100_column_terminal_and_shows_terms_side_by_side(run):
+    text = render(explain(run.path, [q for q, _, _ in QUESTIONS]))
+    assert all(len(line) <= WIDTH for line in text.splitlines())
+    assert text.count("Reading (the current reader)") == 3
+    table = text[text.index("score term"):]
+    header = table.splitlines()[0].split()
+    assert header[:2] == ["score", "term"] and header[2] == "c1"
+    assert any(line.split()[0] == "total" for line in table.splitlines())
+
+
+def test_a_plain_run_shows_its_path_without_scores(run):
+    plain = execute(RunConfig(data=tuple(run.meta["data"]), mode="plain"),
+                    results=run.path.parent,
+                    run_id="small-plain")
+    e = explain(plain.path, ["mh_ok"])[0]
+    assert e["mode"] == "plain" and e["winner"]["relations"] == ["citizenship", "capital"]
+    text = render([e])
+    assert "plain execution of the plans in order" in text and "score term" not in text
+
+
+def test_the_command_finds_the_run_by_id_and_prints_text_or_json(run, monkeypatch):
+    runner = CliRunner()
+    by_dir = runner.invoke(main, ["explain", "small", "mh_ok", "--results-dir",
+                                  str(run.path.parent)], catch_exceptions=False)
+    assert by_dir.exit_code == 0 and by_dir.output.startswith("mh_ok  (factconsolidation_mh_6k")
+    monkeypatch.setenv("FACTRES_RESULTS", str(run.path.parent))
+    as_json = runner.invoke(main, ["explain", "small", "mh_ok", "mh_sel", "--json"],
+                            catch_exceptions=False)
+    assert as_json.exit_code == 0
+    rows = orjson.loads(as_json.output)
+    assert [r["qid"] for r in rows] == ["mh_ok", "mh_sel"]
+
+
+def test_an_unknown_question_or_run_is_one_clean_error(run):
+    runner = CliRunner()
+    result = runner.invoke(main, ["explain", str(run.path), "mh_okk"])
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"Error: {run.path / 'predictions.jsonl'}: question 'mh_okk' is not in run small "
+        "(close: mh_ok, mh_none)")
+    missing = runner.invoke(main, ["explain", "no-such-run", "mh_ok"])
+    assert missing.exit_code == 1 and "no run folder 'no-such-run'" in missing.output
+    assert "Traceback" not in missing.output
+
+
+def test_an_imported_run_is_set_against_the_gold_paths(run, tmp_path):
+    # The contract of `factres score`: kind "imported", the data's paths, no traces.
+    folder = tmp_path / "imported"
+    folder.mkdir()
+    meta = orjson.loads((run.path / "meta.json").read_bytes())
+    (folder / "meta.json").write_bytes(orjson.dumps(
+        {"kind": "imported", "system": "some-model", "run_id": "imported",
+         "data": meta["data"], "data_sha256": meta["data_sha256"]}))
+    rows = [{"qid": "mh_ok", "source": "factconsolidation_mh_6k", "question": QUESTIONS[0][1],
+             "prediction": "Norland", "gold": ["Brimvik"], "em": 0}]
+    (folder / "predictions.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    e = explain(folder, ["mh_ok"])[0]
+    assert e["kind"] == "imported" and "winner" not in e and "rivals" not in e
+    assert e["gold_paths"]["count"] >= 1
+    assert e["prediction_on_gold_paths"] == [
+        "where hop 1 of a gold path lands (citizenship): 1 hop short"]
+    text = render([e])
+    assert "imported from some-model" in text and "Candidates" not in text
+
+
+def test_oracle_misses_names_the_command_that_explains_each_miss(run):
+    markdown = misses(run.path).markdown
+    assert "`factres explain small mh_sel mh_none`" in markdown
+
+
+def test_a_run_made_in_another_checkout_reads_the_bundled_data_of_the_same_sha256(tmp_path):
+    from resolver.haystack import bundled_path, sha256_bytes
+    from resolver.run.result_schema import dumps_lines
+    bundled = bundled_path()
+    gone = "/no/such/checkout/resolver/data/fc/" + bundled.name
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    (folder / "meta.json").write_bytes(orjson.dumps(
+        {"run_id": "elsewhere", "data": [gone],
+         "data_sha256": {gone: sha256_bytes(bundled.read_bytes())}}))
+    qid = "factconsolidation_sh_6k_no0"
+    (folder / "predictions.jsonl").write_bytes(dumps_lines(
+        [{"qid": qid, "prediction": "", "em": 0}]))
+    (folder / "traces.jsonl").write_bytes(dumps_lines([{"qid": qid, "candidates": []}]))
+    e = explain(folder, [qid])[0]
+    assert e["winner"] is None and e["rivals"] == [] and e["gold"]
