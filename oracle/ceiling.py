@@ -148,6 +148,9 @@ def _solve(comp: Component, alts: list[list[Requirement]], deadline: float | Non
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
+    # The LP relaxation bounds this objective well: a 209-key component of 800 synthetic 262K
+    # questions is proven in 0.03 s with it, 6 s without.
+    solver.parameters.linearization_level = 2
     if remaining is not None:
         solver.parameters.max_time_in_seconds = remaining
     status = solver.status_name(solver.solve(model))
