@@ -83,7 +83,7 @@ def ceiling_command(data, time_limit, out) -> None:
     haystack, its single-hop and multi-hop questions jointly), what "latest wins" scores, and
     the contested keys, per haystack and per source. Says whether the optimum is proven.
 
-    Example: factres oracle ceiling --data synthetic_32k.json --data synthetic_262k.json
+    Example: factres oracle ceiling --time-limit 30
     """
     from .ceiling import OPTIMAL, analyse, status_sentence
     analysis = analyse(data, time_limit)

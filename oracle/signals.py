@@ -146,8 +146,7 @@ def signals_report(question_paths: list[QuestionPaths], plan_sets, dataset) -> d
         if q.context_sha256 not in positions:
             positions[q.context_sha256] = {f.serial: i for i, f in enumerate(store)}
         position = positions[q.context_sha256]
-        counts, mine = askers[q.context_sha256], keys_of[q.qid]
-        others = OthersKeys(counts, mine)
+        others = OthersKeys(askers[q.context_sha256], keys_of[q.qid])
         serials = [h.fact.serial for h in best.hops]
         for i, hop in enumerate(best.hops):
             group = "older" if hop.version > 0 else "latest"
