@@ -481,6 +481,19 @@ def _count(items):
     return out
 
 
+def write(size, out, seed=0, n_sh=100, n_mh=100):
+    """Generate the rows of a bundled size and write synthetic_<size>.json and its
+    .chains.jsonl into `out`; return (rows path, chains path, chains)."""
+    rows, chains = generate_with_chains(load_context(size), size, seed, n_sh, n_mh)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows_path = out / f"synthetic_{size}.json"
+    chains_path = out / f"synthetic_{size}.chains.jsonl"
+    rows_path.write_text(dumps_rows(rows), encoding="utf-8")
+    chains_path.write_text(dumps_chains(chains), encoding="utf-8")
+    return rows_path, chains_path, chains
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", required=True, choices=SIZES)
@@ -489,15 +502,9 @@ def main(argv=None):
     ap.add_argument("--n-mh", type=int, default=100)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out")
     args = ap.parse_args(argv)
-    context = load_context(args.size)
     t0 = time.perf_counter()
-    rows, chains = generate_with_chains(context, args.size, args.seed, args.n_sh, args.n_mh)
+    rows_path, chains_path, chains = write(args.size, args.out, args.seed, args.n_sh, args.n_mh)
     elapsed = time.perf_counter() - t0
-    args.out.mkdir(parents=True, exist_ok=True)
-    rows_path = args.out / f"synthetic_{args.size}.json"
-    chains_path = args.out / f"synthetic_{args.size}.chains.jsonl"
-    rows_path.write_text(dumps_rows(rows), encoding="utf-8")
-    chains_path.write_text(dumps_chains(chains), encoding="utf-8")
     summary = {"size": args.size, "seed": args.seed, "generate_s": round(elapsed, 3), **summarize(chains)}
     print(json.dumps(summary, ensure_ascii=False))
     print(f"wrote {rows_path} and {chains_path}", file=sys.stderr)

@@ -103,16 +103,24 @@ def versions_command(data, out, results_dir) -> None:
 
 @oracle.command("ceiling")
 @data_option()
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, metavar="S",
+              help="Seconds the solver may take for the whole call; past it the figures are "
+                   "the best found, marked FEASIBLE with the solver's bound.")
 @_output_options()
 @library_errors
-def ceiling_command(data, out, results_dir) -> None:
-    """Contested keys, the exact best any one-version-per-key store can score, and what
-    "latest wins" scores, per source.
+def ceiling_command(data, time_limit, out, results_dir) -> None:
+    """The exact best any one-version-per-key store can score (CP-SAT, one store per
+    haystack, its single-hop and multi-hop questions jointly), what "latest wins" scores, and
+    the contested keys, per haystack and per source. Says whether the optimum is proven.
 
-    Example: factres oracle ceiling
+    Example: factres oracle ceiling --time-limit 30
     """
-    from .ceiling import analyse
-    _report(analyse(data), out, results_dir)
+    from .ceiling import OPTIMAL, analyse, status_sentence
+    analysis = analyse(data, time_limit)
+    _report(analysis, out, results_dir)
+    if analysis.payload["status"] != OPTIMAL:
+        click.echo("note: " + status_sentence(analysis.payload), err=True)
 
 
 @oracle.command("misses")

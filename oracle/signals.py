@@ -53,8 +53,20 @@ def plan_keys(plan, store: FactStore) -> set[tuple[str, str]]:
     return keys
 
 
+class OthersKeys:
+    """The keys some other question of the same haystack may need: `key in others` holds when
+    a question other than this one touches the key (counted once per question)."""
+
+    def __init__(self, counts: dict[tuple[str, str], int], mine: set[tuple[str, str]]) -> None:
+        self.counts, self.mine = counts, mine
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return self.counts.get(key, 0) - (key in self.mine) > 0
+
+
 def hop_signals(hop: PathHop, path_serials: list[int], store: FactStore,
-                position: dict[int, int], others_keys: set[tuple[str, str]]) -> dict:
+                position: dict[int, int], others_keys) -> dict:
+    """`others_keys` answers `key in others_keys`: a set, or an `OthersKeys`."""
     f = hop.fact
     subj, obj = norm(f.subject), norm(f.object)
     n = len(store)
@@ -110,6 +122,8 @@ def _describe(values: list[float]) -> dict:
 def signals_report(question_paths: list[QuestionPaths], plan_sets, dataset) -> dict:
     """Per hop signals, their distributions per group and the separation of each signal."""
     keys_of: dict[str, set] = {}
+    # A key belongs to one store: questions are counted per haystack, never across haystacks.
+    askers: dict[str, dict[tuple[str, str], int]] = {}
     for qp in question_paths:
         store = dataset.haystack_of(qp.question).store
         keys = set()
@@ -118,6 +132,9 @@ def signals_report(question_paths: list[QuestionPaths], plan_sets, dataset) -> d
             for plan in (compiled.plans if compiled else ()):
                 keys |= plan_keys(plan, store)
         keys_of[qp.question.qid] = keys
+        counts = askers.setdefault(qp.question.context_sha256, {})
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
     hops = []
     positions: dict[str, dict[int, int]] = {}
     for qp in question_paths:
@@ -126,11 +143,10 @@ def signals_report(question_paths: list[QuestionPaths], plan_sets, dataset) -> d
             continue
         q = qp.question
         store = dataset.haystack_of(q).store
-        position = positions.setdefault(q.context_sha256,
-                                        {f.serial: i for i, f in enumerate(store)})
-        others = set().union(*[keys_of[o.question.qid] for o in question_paths
-                               if o.question.context_sha256 == q.context_sha256
-                               and o.question.qid != q.qid] or [set()])
+        if q.context_sha256 not in positions:
+            positions[q.context_sha256] = {f.serial: i for i, f in enumerate(store)}
+        position = positions[q.context_sha256]
+        others = OthersKeys(askers[q.context_sha256], keys_of[q.qid])
         serials = [h.fact.serial for h in best.hops]
         for i, hop in enumerate(best.hops):
             group = "older" if hop.version > 0 else "latest"

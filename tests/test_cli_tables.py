@@ -19,7 +19,7 @@ def invoke(*args):
 
 def test_tables_of_named_folders_in_both_formats(tmp_path):
     runs = ["dev-plain-dirty", "dev-small", "test-262k-unfrozen", "oracle-nbest-dev-small",
-            "oracle-ceiling-small"]
+            "oracle-ceiling-small", "oracle-ceiling-sizes"]
     result = invoke("tables", *runs, "--results-dir", str(FIXTURES), "--out", str(tmp_path),
                     "--references", REFERENCES)
     assert result.exit_code == 0
@@ -81,7 +81,7 @@ def test_the_committed_dev_runs_give_all_four_tables(tmp_path):
     # in the order the tables name them: rows follow the order of the arguments
     runs = list(dict.fromkeys(f for t in ("mab-fc", "mab-nbest", "mab-ceiling")
                               for f in _built_from(committed / f"{t}.md")))
-    assert "dev-6k-plain-typed" in runs and "oracle-ceiling-6k" in runs
+    assert "dev-6k-plain-typed" in runs and "oracle-ceiling-6k-2" in runs
     result = invoke("tables", *runs, "--results-dir", str(repo / "results"), "--out",
                     str(tmp_path))
     assert result.exit_code == 0 and result.stderr == ""

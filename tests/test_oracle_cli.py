@@ -23,7 +23,7 @@ def test_ceiling_writes_json_and_markdown_and_never_overwrites(tmp_path):
                            catch_exceptions=False)
     assert result.exit_code == 0
     assert result.output == f"wrote {out}/ceiling.json and {out}/ceiling.md\n"
-    assert "| all | 9 | 8 | 6 | 6 | 4 |" in (out / "ceiling.md").read_text()
+    assert "| factconsolidation_mh_6k | 6k | 5 | 4 | 2 | 2 | 2 |" in (out / "ceiling.md").read_text()
     again = runner.invoke(main, ["oracle", "ceiling", "--data", str(data), "--out", str(out)],
                           catch_exceptions=False)
     assert again.exit_code == 1
@@ -43,3 +43,16 @@ def test_missing_run_is_a_clean_error(tmp_path):
                                 catch_exceptions=False)
     assert result.exit_code == 1
     assert result.output.startswith(f"Error: no run folder '{tmp_path / 'nope'}'")
+
+
+def test_ceiling_cut_short_by_its_time_limit_says_so(tmp_path):
+    data, out = write_tiny(tmp_path), tmp_path / "out"
+    result = CliRunner().invoke(main, ["oracle", "ceiling", "--data", str(data), "--out",
+                                       str(out), "--time-limit", "1e-9"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0
+    assert result.stdout == f"wrote {out}/ceiling.json and {out}/ceiling.md\n"
+    assert result.stderr.startswith("note: Status: NOT proven optimal: the time limit of 1e-09 s "
+                                    "stopped the solver first (6k haystack ")
+    assert "best found 5, bound 8" in result.stderr
+    assert '"status": "FEASIBLE"' in (out / "ceiling.json").read_text()

@@ -26,7 +26,7 @@ FIXTURES = DATA / "tables"
 GOLDEN = DATA / "golden"
 REFERENCES = FIXTURES / "references.json"
 RUNS = ("dev-plain-dirty", "dev-small", "test-262k-unfrozen", "oracle-nbest-dev-small",
-        "oracle-ceiling-small")
+        "oracle-ceiling-small", "oracle-ceiling-sizes")
 
 
 def _rendered() -> dict[str, str]:
@@ -108,8 +108,8 @@ def test_preview_inputs_every_table_written(tmp_path):
 def test_default_reads_every_folder_of_a_known_kind():
     folders = gather((), results=FIXTURES)
     assert [f.name for f in folders] == ["dev-plain-dirty", "dev-small", "heldout-other",
-                                         "oracle-ceiling-small", "oracle-nbest-dev-small",
-                                         "test-262k-unfrozen"]
+                                         "oracle-ceiling-sizes", "oracle-ceiling-small",
+                                         "oracle-nbest-dev-small", "test-262k-unfrozen"]
     _, notes = build(folders, references=REFERENCES)
     assert notes == ["mab-fc: heldout-other left out: no MemoryAgentBench FactConsolidation "
                      "source (factconsolidation_sh/mh_<size>)"]
@@ -201,3 +201,49 @@ def test_markdown_and_latex_agree_on_cells():
             "{\\scriptsize [0.5, 2.0]}\\end{tabular} \\\\") in latex_table(t)
     assert ("\\multicolumn{2}{@{}l}{\\makebox[0pt][l]{\\footnotesize \\textsuperscript{\\dag} "
             "note}} \\\\") in latex_table(t)
+
+
+def _ceiling_folder(tmp_path, name, payload):
+    import orjson
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "ceiling.json").write_bytes(orjson.dumps(payload))
+    return str(folder)
+
+
+def test_ceiling_groups_columns_by_size_and_marks_what_is_not_proven():
+    (table,), notes = build(gather((str(FIXTURES / "oracle-ceiling-sizes"),)), ("mab-ceiling",))
+    assert notes == []
+    assert table.header_groups == (("", 2), ("32K", 5), ("64K", 5), ("262K", 5))
+    store = table.rows[2]
+    assert [c.text + c.mark for c in store] == [
+        "factconsolidation", "both (one store)", "20", "20", "16", "19", "2",
+        "20", "19", "15", "17", "3", "20", "20", "14", "16§", "5"]
+    assert table.notes[-1].startswith("§ not proven optimal")
+
+
+def test_ceiling_leaves_out_an_old_folder_solved_across_haystacks(tmp_path):
+    import orjson
+    old = orjson.loads((FIXTURES / "oracle-ceiling-small" / "ceiling.json").read_bytes())
+    old["per_source"]["factconsolidation_mh_32k"] = old["per_source"]["factconsolidation_mh_6k"]
+    folders = gather((_ceiling_folder(tmp_path, "old-two-sizes", old),
+                      str(FIXTURES / "oracle-ceiling-small")))
+    (table,), notes = build(folders, ("mab-ceiling",))
+    assert notes == ["mab-ceiling: old-two-sizes left out: its optimum was solved across "
+                     "haystacks (written before per-haystack solving); run factres oracle "
+                     "ceiling again"]
+    assert table.sources == ("oracle-ceiling-small",)
+
+
+def test_ceiling_cell_given_twice_is_taken_from_the_first_folder(tmp_path):
+    import orjson
+    again = orjson.loads((FIXTURES / "oracle-ceiling-sizes" / "ceiling.json").read_bytes())
+    again["per_source"] = {s: dict(v, optimal=0) for s, v in again["per_source"].items()
+                           if s.endswith("_32k")}
+    again["per_haystack"] = {}
+    folders = gather((str(FIXTURES / "oracle-ceiling-sizes"),
+                      _ceiling_folder(tmp_path, "again", again)))
+    (table,), notes = build(folders, ("mab-ceiling",))
+    assert notes == [f"mab-ceiling: again: factconsolidation {kind} 32k already given by an "
+                     "earlier folder; that one kept" for kind in ("mh", "sh")]
+    assert table.rows[0][5].text == "9"

@@ -2,8 +2,9 @@
 
 - `mab-nbest.png`: plan recall@N (solid) and success@N (dashed) against N, one colour per
   multi-hop source;
-- `mab-ceiling.png`: per multi-hop source, bars for questions with a gold path, the exact
-  one-version-per-key optimum and the latest-wins cap, each labelled with its count.
+- `mab-ceiling.png`: per multi-hop source (so per size), bars for questions with a gold path,
+  the one-version-per-key optimum of its store ("§" when not proven optimal) and the
+  latest-wins cap, each labelled with its count.
 
 Sized for one column of a two-column paper (3.3 in wide, 300 dpi, 7-8 pt type). matplotlib is
 the optional `plot` extra; without it the command says how to install it."""
@@ -100,7 +101,12 @@ def nbest_figure(folders, path: Path) -> bool:
 
 
 def ceiling_figure(folders, path: Path) -> bool:
-    """Gold path / optimum / latest wins per multi-hop source, as % of its questions."""
+    """Gold path / optimum / latest wins per multi-hop source, as % of its questions. An
+    optimum not proven optimal (the solver's time limit came first) is labelled with "§"; a
+    folder written before the oracle solved each haystack alone is not drawn when it mixes
+    sizes (its optimum spans stores)."""
+    folders = [f for f in folders if "per_haystack" in f.data or
+               len({source_order(s)[0] for s in f.data.get("per_source") or {}}) <= 1]
     groups = [(_short(source), v) for _, source, v in _mh_sources(folders, "per_source")]
     if not groups:
         return False
@@ -114,7 +120,10 @@ def ceiling_figure(folders, path: Path) -> bool:
             xs = [i + (j - (len(bars) - 1) / 2) * width for i in range(len(groups))]
             ys = [100 * v[field] / v["questions"] for _, v in groups]
             rects = ax.bar(xs, ys, width * 0.95, label=label)
-            ax.bar_label(rects, labels=[f"{v[field]}/{v['questions']}" for _, v in groups],
+            marks = ["§" if field == "optimal" and v.get("status", "OPTIMAL") != "OPTIMAL"
+                     else "" for _, v in groups]
+            ax.bar_label(rects, labels=[f"{v[field]}/{v['questions']}{mark}"
+                                        for (_, v), mark in zip(groups, marks)],
                          fontsize=6, padding=1)
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels([name for name, _ in groups])

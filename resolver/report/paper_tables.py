@@ -14,8 +14,10 @@ the references file (`resolver.report.references`). Nothing is typed by hand. Ea
   plan sets, mode "imported"). Only MemoryAgentBench FactConsolidation sources
   (`factconsolidation_{sh,mh}_<size>`) fill cells: a run of other data is left out, with a note.
 - mab-nbest: per oracle N-best folder and multi-hop source, plan recall@N and success@N.
-- mab-ceiling: per oracle ceiling folder and multi-hop source, questions with a gold path, the
-  latest-wins cap, the exact one-version-per-key optimum, and the contested keys it touches.
+- mab-ceiling: one column group per size (from every ceiling folder given), rows per data
+  family: multi-hop, single-hop and the store (both kinds under one policy); questions, those
+  with a gold path, the latest-wins cap, the one-version-per-key optimum (marked when not
+  proven optimal), and the contested keys.
 - mab-ref: the references file, one group per protocol; "n/t" marks a cell not transcribed, "*"
   an entry nobody has checked against its source.
 
@@ -24,6 +26,7 @@ so regenerating them replaces the previous ones."""
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,29 +237,114 @@ def contested_by_source(payload: dict) -> dict[str, int]:
     return out
 
 
-def ceiling_table(folders: list[Folder], notes: list[str]) -> Table | None:
-    groups, used = [], []
-    for folder in folders:
-        per = {s: v for s, v in (folder.data.get("per_source") or {}).items()
-               if MH_SOURCE.search(s)}
-        if not per:
-            notes.append(f"mab-ceiling: {folder.name} left out: no multi-hop source")
+CEILING_KINDS = (("mh", "multi-hop"), ("sh", "single-hop"), ("store", "both (one store)"))
+CEILING_COLUMNS = ("n", "gold path", "latest wins", "optimum", "contested keys")
+NOT_PROVEN = "§"
+_SOURCE_PARTS = re.compile(r"\A(?:(?P<family>.*?)_)?(?P<kind>sh|mh)_(?P<size>\d+k)\Z")
+
+
+def _size_order(size: str) -> tuple[int, str]:
+    return (SIZES.index(size), "") if size in SIZES else (1 << 30, size)
+
+
+def _ceiling_cell(entry: dict, name: str) -> dict:
+    return {"n": entry["questions"], "gold path": entry["with_gold_path"],
+            "latest wins": entry["latest_wins"], "optimum": entry["optimal"],
+            "contested keys": entry[name], "proven": entry.get("status", "OPTIMAL") == "OPTIMAL"}
+
+
+def ceiling_entries(folder: Folder, notes: list[str]) -> dict[tuple[str, str, str], dict]:
+    """(data family, kind, size) -> the figures of one ceiling folder: one entry per source
+    ("factconsolidation_mh_6k": family "factconsolidation", kind "mh", size "6k") and one per
+    haystack holding several sources (kind "store": its single-hop and multi-hop questions
+    under their one best policy). A folder written before the oracle solved each haystack
+    alone (no per_haystack) counts only when it holds one size: its optimum then is the store's."""
+    data = folder.data
+    contested = contested_by_source(data)
+    entries, families = {}, {}
+    for source, v in (data.get("per_source") or {}).items():
+        match = _SOURCE_PARTS.match(source)
+        if not match:
+            notes.append(f"mab-ceiling: {folder.name}: source {source} left out: its name "
+                         "gives no kind and size (<data>_sh|mh_<size>)")
             continue
-        contested = contested_by_source(folder.data)
-        groups.append(tuple((Cell(s), Cell(str(v["questions"])), Cell(str(v["with_gold_path"])),
-                             Cell(str(v["latest_wins"])), Cell(str(v["optimal"])),
-                             Cell(str(contested.get(s, 0))))
-                            for s, v in sorted(per.items(), key=lambda kv: source_order(kv[0]))))
+        family = match["family"] or ""
+        families[source] = family
+        entries[(family, match["kind"], match["size"])] = _ceiling_cell(
+            dict(v, contested=contested.get(source, 0)), "contested")
+    if not entries:
+        notes.append(f"mab-ceiling: {folder.name} left out: no source of a known kind and size")
+        return {}
+    haystacks = data.get("per_haystack")
+    if haystacks is None:
+        if len({size for _, _, size in entries}) > 1:
+            notes.append(f"mab-ceiling: {folder.name} left out: its optimum was solved across "
+                         "haystacks (written before per-haystack solving); run factres oracle "
+                         "ceiling again")
+            return {}
+        if len(entries) > 1:
+            (size,) = {size for _, _, size in entries}
+            family = "+".join(sorted(set(families.values())))
+            total = dict(data, contested=len(data.get("contested_keys") or []))
+            entries[(family, "store", size)] = _ceiling_cell(total, "contested")
+        return entries
+    for summary in haystacks.values():
+        mine = [families[s] for s in summary["sources"] if s in families]
+        if len(mine) > 1:
+            entries[("+".join(sorted(set(mine))), "store", summary["size"])] = _ceiling_cell(
+                summary, "contested_keys")
+    return entries
+
+
+def ceiling_table(folders: list[Folder], notes: list[str]) -> Table | None:
+    """One column group per size; rows per data family: multi-hop, single-hop and the store
+    (both kinds under one policy). Sizes and rows come from every folder given; a cell two
+    folders both fill is taken from the first, with a note."""
+    cells: dict[tuple[str, str, str], dict] = {}
+    used = []
+    for folder in folders:
+        entries = ceiling_entries(folder, notes)
+        if not entries:
+            continue
+        for key, entry in entries.items():
+            if key in cells:
+                notes.append(f"mab-ceiling: {folder.name}: {key[0] or 'data'} {key[1]} "
+                             f"{key[2]} already given by an earlier folder; that one kept")
+                continue
+            cells[key] = entry
         used.append(folder.name)
-    if not used:
+    if not cells:
         return None
-    foot = ("Questions a store keeping one version per key can answer: latest wins keeps the "
-            "latest, optimum the exact best choice.",
-            "contested keys: keys two questions need in different versions, counted for a "
-            "source when one of its questions needs one.")
-    return Table("mab-ceiling", "Ceiling of one-version-per-key stores, multi-hop",
-                 ("source", "questions", "gold path", "latest wins", "optimum",
-                  "contested keys"), "lrrrrr", tuple(groups), (), foot, tuple(used))
+    sizes = sorted({size for _, _, size in cells}, key=_size_order)
+    groups = []
+    for family in sorted({family for family, _, _ in cells}):
+        rows = []
+        for kind, label in CEILING_KINDS:
+            if not any((family, kind, size) in cells for size in sizes):
+                continue
+            row = [Cell(family or DASH), Cell(label)]
+            for size in sizes:
+                entry = cells.get((family, kind, size))
+                row += [Cell(DASH)] * len(CEILING_COLUMNS) if entry is None else [
+                    Cell(str(entry[c]), mark="" if c != "optimum" or entry["proven"]
+                         else NOT_PROVEN) for c in CEILING_COLUMNS]
+            rows.append(tuple(row))
+        groups.append(tuple(rows))
+    foot = ["Questions a store keeping one version per key can answer (n: questions; gold "
+            "path: questions with one): latest wins keeps the latest version, optimum the "
+            "proven best choice; one store per haystack, whose single-hop and multi-hop "
+            "questions share its choice.",
+            "contested keys: keys two questions of the store need in different versions, "
+            "counted for a kind when one of its questions needs one."]
+    if any(not e["proven"] for e in cells.values()):
+        foot.append(f"{NOT_PROVEN} not proven optimal: the solver's time limit came first; the "
+                    "best policy found (its bound is in ceiling.json).")
+    headers = ("data", "questions") + CEILING_COLUMNS * len(sizes)
+    header_groups = (("", 2),) + tuple((SIZE_LABEL.get(s, s.upper()), len(CEILING_COLUMNS))
+                                       for s in sizes)
+    return Table("mab-ceiling", "Ceiling of one-version-per-key stores, per size", headers,
+                 "ll" + "r" * len(CEILING_COLUMNS) * len(sizes), tuple(groups), header_groups,
+                 tuple(foot), tuple(used))
 
 
 # ---- mab-ref --------------------------------------------------------------------------------
