@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from resolver.cli.options import data_option, library_errors
+from resolver.cli.options import collector_paused, data_option, library_errors
 from resolver.run import protocol, runs, tables
 
 
@@ -76,7 +76,8 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
         progress = sys.stderr.isatty()
     bars = _Bars() if progress else None
     try:
-        run = runs.execute(config, results=results_dir, run_id=run_id, progress=bars)
+        with collector_paused():
+            run = runs.execute(config, results=results_dir, run_id=run_id, progress=bars)
     finally:
         if bars is not None:
             bars.close()

@@ -147,6 +147,9 @@ def _follow(ranked: _Ranked, base: str, steps: list[frozenset[str]]) -> list[_Pa
         return done
 
     walk(base, 0, ())
+    # A nested function that calls itself is a reference cycle: unlinked here, it is freed at
+    # once instead of waiting (with what it holds) for the cyclic collector.
+    del walk
     return results
 
 
@@ -298,6 +301,7 @@ def _enumerate(store: FactStore, base: str, reading: Reading) -> list[_Path]:
                     walk(hop.object, hops + (hop,), bridges + bridge)
 
     walk(base, (), 0)
+    del walk           # the cycle a recursive nested function makes (see `_follow`)
     return out
 
 
