@@ -27,9 +27,9 @@ def library_errors(func):
 @contextlib.contextmanager
 def collector_paused():
     """Python's cyclic garbage collector paused while a command builds many long-lived objects
-    and frees few (facts, stores, ledgers, hops, candidates, traces): each of its passes would
-    only scan them again, a fifth of a whole run's time. Nothing is lost; the collector runs
-    again afterwards (if it was on)."""
+    and frees few (facts, stores, ledgers, hops, candidates, traces): its passes would only
+    scan them again and again, about a fifth of a whole run's time (benchmarks/commands.py).
+    Nothing is lost: the collector runs again afterwards (if it was on)."""
     was_on = gc.isenabled()
     gc.disable()
     try:
