@@ -15,7 +15,7 @@ import pytest
 
 from resolver.haystack import bundled_path
 from resolver.plan.lexicon import cues
-from resolver.plan.question import CueSpan, _cue_index, _cue_spans
+from resolver.plan.question import CueSpan, _cue_index, _cue_spans, _match
 from resolver.store.fact_store import name_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,27 +23,14 @@ HELDOUT = ROOT / "tests" / "data" / "heldout_32k" / "heldout_32k.json"
 SEQUENCES = 500
 
 
-def _reference_match(cue: tuple[str, ...], tokens: tuple[str, ...], at: int) -> bool:
-    if at + len(cue) > len(tokens):
-        return False
-    for word, tok in zip(cue, tokens[at:at + len(cue)]):
-        if word == "*":
-            continue
-        if word.endswith("*"):
-            if not tok.startswith(word[:-1]):
-                return False
-        elif word != tok:
-            return False
-    return True
-
-
 def reference_spans(tokens: tuple[str, ...]) -> tuple[CueSpan, ...]:
-    """The matcher as it was before the index: every cue at every token position."""
+    """The matcher as it was before the index: every cue at every token position, with the
+    same cue-match predicate (`_match`, unchanged)."""
     spans = []
     for relation, items in sorted(cues().items()):
         for cue, weight in items:
             for at in range(len(tokens)):
-                if _reference_match(cue, tokens, at):
+                if _match(cue, tokens, at):
                     spans.append(CueSpan(relation, at, at + len(cue), weight, " ".join(cue)))
     return tuple(spans)
 
