@@ -4,10 +4,10 @@
 
 In one process, min of N runs each (the machine is noisy; the minimum is the least disturbed):
   - grammar: `parse_context` (lark-cython when installed, and pure-Python Lark),
-  - regex:   the natural loop, for each line try the 44 MQuAKE cloze templates as regexes
-             (compiled once) in a fixed order, first match wins (file order, with the generic
-             "[X] is located in __" and "The [X] is __" moved last, as the grammar ranks them;
-             the loop's facts are checked equal to the grammar's),
+  - regex:   the natural loop of benchmarks/regex_parse.py (the reference floor of every
+             speed benchmark): for each line try the 44 MQuAKE cloze templates as regexes
+             (compiled once) in a fixed order, first match wins (the loop's facts are checked
+             equal to the grammar's),
   - warm:    `cache.load_parse` from a filled cache, and the whole `haystack.load` (store
              included; the store builds its lookup tables on first use, timed separately).
 Then, each in a fresh interpreter (imports excluded, grammar load included), the cold parse
@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import regex_parse
 
 from resolver.haystack import BUNDLED, bundled_path, load
 from resolver.text import cache, facts
@@ -33,13 +34,11 @@ TARGET_RATIO = 3.0
 TARGET_WARM_S = 0.1
 TARGET_PEAK_MB = 200
 
-_GENERIC = ("P131", "P276", "P1308")
-
 _CHILD = """
 import resource, sys, time
 t0 = time.perf_counter()
-from resolver import cache, facts
 from resolver.haystack import load
+from resolver.text import facts
 text = open(sys.argv[2], encoding="utf-8").read()
 t1 = time.perf_counter()
 if sys.argv[1] == "cold":
@@ -49,34 +48,26 @@ else:
     dataset, _ = load([sys.argv[2]])
     n = sum(len(h.parse.facts) for h in dataset.haystacks.values())
 t2 = time.perf_counter()
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# ru_maxrss survives exec, so it may be the forking parent's size; the high-water mark of
+# this process's own memory (Linux) is not.
+try:
+    status = open("/proc/self/status").read()
+    peak = int(status.split("VmHWM:")[1].split()[0]) / 1024
+except (OSError, IndexError):
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(n, t2 - t1, t1 - t0, peak)
 """
 
 
-def regex_loop() -> tuple[list[tuple[str, re.Pattern]], dict[str, str]]:
-    """The 44 cloze templates as compiled regexes, in the fixed order the loop tries them."""
-    cloze = mquake_cloze_templates()
-    order = [p for p in cloze if p not in _GENERIC] + list(_GENERIC)
-    patterns = []
-    for pid in order:
-        before, after = cloze[pid].split("[X]")
-        after = after.removesuffix(" __")
-        patterns.append((pid, re.compile(
-            r"(\d+)\. " + re.escape(before) + r"(.+)" + re.escape(after) + r" (.+)\.[ \t]*$")))
+def regex_loop():
+    """The reference loop's compiled templates, and P-id -> relation name."""
+    patterns = regex_parse.patterns(mquake_cloze_templates())
     name_of = {pid: rel.name for rel in inventory().values() for pid in rel.pids}
     return patterns, name_of
 
 
 def parse_with_regexes(text: str, patterns) -> list[tuple[int, str, str, str, int]]:
-    found = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        for pid, pattern in patterns:
-            match = pattern.match(line)
-            if match:
-                found.append((int(match[1]), match[2], pid, match[3], number))
-                break
-    return found
+    return regex_parse.parse(text, patterns)[0]
 
 
 def best_of(repeat: int, func) -> tuple[float, object]:

@@ -85,3 +85,56 @@ def test_grammar_hash_is_of_the_file():
     import hashlib
     assert grammar.grammar_sha256() == hashlib.sha256(
         grammar.grammar_text().encode("utf-8")).hexdigest()
+
+
+def _templates_of_the_parser(parser: Lark) -> dict[str, str]:
+    """The templates rebuilt from a built parser's rules and terminals (how they were read
+    before `grammar.templates()` read the grammar text)."""
+    terminals = {t.name: t.pattern for t in parser.terminals}
+    out = {}
+    for rule in parser.rules:
+        if rule.origin.name != "fact" or rule.alias is None:
+            continue
+        parts = []
+        for sym in rule.expansion:
+            if sym.name == "SERIAL":
+                continue
+            if sym.name.startswith("S_"):
+                parts.append("[X]")
+            elif sym.name == "OBJECT":
+                parts.append(" __")
+            else:
+                parts.append(terminals[sym.name].value)
+        out[rule.alias] = "".join(parts).replace("  __", " __")
+    return out
+
+
+def test_templates_read_from_the_text_equal_those_of_the_built_parser():
+    assert grammar.templates() == _templates_of_the_parser(grammar.fact_parser())
+    assert list(grammar.templates()) == list(_templates_of_the_parser(grammar.fact_parser()))
+
+
+def test_x_first_connectors_read_from_the_text_equal_those_of_the_built_parser():
+    parser = grammar.fact_parser()
+    terminals = {t.name: t.pattern for t in parser.terminals}
+    expected = [terminals[rule.expansion[2].name].value for rule in parser.rules
+                if rule.origin.name == "fact" and len(rule.expansion) > 2
+                and rule.expansion[1].name == "S_X"]
+    assert list(grammar.x_first_connectors()) == expected
+
+
+def test_the_text_reading_follows_an_edited_grammar():
+    """A changed template, comment lines inside the rule, a trailing comment and a string
+    terminal used in an alternative: the text reading and the parser still agree."""
+    text = grammar.grammar_text()
+    edited = text.replace('" is owned by "', '" is owned // by "')
+    edited = edited.replace("    | SERIAL S_X \" was created by \" OBJECT",
+                            "    // a comment line inside the rule\n"
+                            "    | SERIAL S_X \" was created by \" OBJECT")
+    edited = edited.replace("-> founded_by", "-> founded_by   // trailing comment")
+    assert edited.count("//") == text.count("//") + 3
+    read = grammar.templates_of(edited)
+    expected = _templates_of_the_parser(
+        Lark(edited, parser="lalr", lexer="contextual", start=["start", "line"]))
+    assert read == expected
+    assert read["owned_by"] == "[X] is owned // by __"

@@ -49,9 +49,12 @@ def cell(row: dict | None) -> str:
 
 
 def results_rows() -> list[list[str]]:
+    """The rows of the section's first table (the committed dev and held-out runs)."""
+    text = section("Results on the dev split")
+    table = text[text.index("| run | what |"):]
+    table = table[:table.index("\n\n")]
     return [[c.strip() for c in line.strip("|").split("|")]
-            for line in section("Results on the dev split").splitlines()
-            if line.startswith("| `")]
+            for line in table.splitlines() if line.startswith("| `")]
 
 
 def test_the_dev_results_table_matches_the_committed_runs():
@@ -161,3 +164,17 @@ def test_dev_6k_plain_reproduces_from_the_archived_sets(run, tmp_path, monkeypat
     assert again.metrics["rows"] == list(metrics(run).values())
     assert [[s["set_id"], s["plans_sha256"]] for s in again.meta["plan_sets"]] == [
         [name, s["plans_sha256"]] for name, s in zip(renamed, meta(run)["plan_sets"])]
+
+
+def test_the_blind_set_table_matches_its_committed_runs():
+    text = section("Results on the dev split")
+    table = text[text.index("| run | 64K (90) |"):]
+    table = table[:table.index("\n\n")]
+    rows = [[c.strip() for c in line.strip("|").split("|")]
+            for line in table.splitlines() if line.startswith("| `")]
+    assert len(rows) == 4
+    for run, k64, k262, pooled in rows:
+        got = metrics(run.split("`")[1])
+        assert (k64, k262) == (figure(got["blind_mh_64k"]["em"]),
+                               figure(got["blind_mh_262k"]["em"])), run
+        assert pooled == cell(got["pooled mh"]), run

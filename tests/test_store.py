@@ -104,6 +104,24 @@ def test_stats(store):
     assert list(stats["relations"].items())[:2] == [("located_in_country", 3), ("capital", 2)]
 
 
+@pytest.mark.parametrize("size", ["6k", "262k"])
+def test_stats_count_what_the_lookup_tables_hold(context, size):
+    store = FactStore(parse_context(context(size)).facts)
+    stats = store.stats()
+    ix = store._ix
+    assert stats["keys"] == len(ix.keys)
+    assert stats["keys_with_several_versions"] == sum(1 for v in ix.keys.values() if len(v) > 1)
+    assert stats["deepest_version_chain"] == max(len(v) for v in ix.keys.values())
+    assert stats["entities"] == len(ix.spelling) == len(store.entities())
+    assert sum(stats["relations"].values()) == stats["facts"] == len(store)
+
+
+def test_stats_of_an_empty_store():
+    stats = FactStore().stats()
+    assert (stats["facts"], stats["keys"], stats["deepest_version_chain"],
+            stats["entities"], stats["relations"]) == (0, 0, 0, 0, {})
+
+
 def test_bundled_262k_store(context):
     store = FactStore(parse_context(context("262k")).facts)
     stats = store.stats()

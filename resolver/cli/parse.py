@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 import orjson
 
-from resolver.cli.options import library_errors
+from resolver.cli.options import collector_paused, library_errors
 from resolver.errors import UnparsedLinesError
 from resolver.haystack import parse_report
 from resolver.text.facts import UnparsedLine
@@ -28,7 +28,8 @@ def parse_command(path: str, strict: bool, as_json: bool, no_cache: bool) -> Non
 
     Example: factres parse resolver/data/fc/factconsolidation_262k_context.txt
     """
-    reports = parse_report(path, use_cache=not no_cache)
+    with collector_paused():
+        reports = parse_report(path, use_cache=not no_cache)
     if as_json:
         click.echo(orjson.dumps(reports if len(reports) > 1 else reports[0],
                                 option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode())

@@ -5,7 +5,8 @@ import sys
 
 import click
 
-from resolver.cli.options import data_option, library_errors, results_dir_option
+from resolver.cli.options import (collector_paused, data_option, library_errors,
+                                  results_dir_option)
 from resolver.run import protocol, runs, tables
 
 
@@ -84,8 +85,9 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
         progress = sys.stderr.isatty()
     bars = _Bars() if progress else None
     try:
-        run = runs.execute(config, results=results_dir, run_id=run_id, progress=bars,
-                           use_cache=not no_cache)
+        with collector_paused():
+            run = runs.execute(config, results=results_dir, run_id=run_id, progress=bars,
+                               use_cache=not no_cache)
     finally:
         if bars is not None:
             bars.close()

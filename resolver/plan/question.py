@@ -35,6 +35,8 @@ class Reading:
 
 
 def _match(cue: tuple[str, ...], tokens: tuple[str, ...], at: int) -> bool:
+    """Does the cue match the tokens starting at `at`? The definition of a cue match: an exact
+    word, a prefix ("originat*") or any one word ("*")."""
     if at + len(cue) > len(tokens):
         return False
     for word, tok in zip(cue, tokens[at:at + len(cue)]):
@@ -48,15 +50,65 @@ def _match(cue: tuple[str, ...], tokens: tuple[str, ...], at: int) -> bool:
     return True
 
 
+# One cue of the lexicon, numbered in the order the spans of a question are listed: relations
+# by name, then each relation's cues in the lexicon's order (longest first).
+_Cue = tuple[int, str, tuple[str, ...], float, str]    # (order, relation, words, weight, text)
+
+
+class _CueIndex:
+    """The lexicon's cues indexed by their first word, built from `cues()` when first used, so
+    a question's tokens are tried only against the cues that can start with them (not every
+    cue at every position). A first word is exact, a prefix ("found*") or any word ("*")."""
+
+    def __init__(self, table: dict[str, tuple[tuple[tuple[str, ...], float], ...]]) -> None:
+        self.exact: dict[str, list[_Cue]] = {}
+        self.prefixed: dict[str, list[_Cue]] = {}
+        self.anywhere: list[_Cue] = []
+        order = 0
+        for relation, items in sorted(table.items()):
+            for words, weight in items:
+                cue = (order, relation, words, weight, " ".join(words))
+                order += 1
+                first = words[0]
+                if first == "*":
+                    self.anywhere.append(cue)
+                elif first.endswith("*"):
+                    self.prefixed.setdefault(first[:-1], []).append(cue)
+                else:
+                    self.exact.setdefault(first, []).append(cue)
+        # token -> the cues whose first word it fits, in cue order (a question's vocabulary is
+        # small and recurs, so each token is looked up once)
+        self._starting: dict[str, tuple[_Cue, ...]] = {}
+
+    def starting(self, token: str) -> tuple[_Cue, ...]:
+        found = self._starting.get(token)
+        if found is None:
+            fits = list(self.exact.get(token, ())) + self.anywhere
+            for prefix, cues_ in self.prefixed.items():
+                if token.startswith(prefix):
+                    fits += cues_
+            found = self._starting[token] = tuple(sorted(fits))
+        return found
+
+
+@lru_cache(maxsize=None)
+def _cue_index() -> _CueIndex:
+    return _CueIndex(cues())
+
+
 @lru_cache(maxsize=4096)
 def _cue_spans(tokens: tuple[str, ...]) -> tuple[CueSpan, ...]:
-    spans = []
-    for relation, items in sorted(cues().items()):
-        for cue, weight in items:
-            for at in range(len(tokens)):
-                if _match(cue, tokens, at):
-                    spans.append(CueSpan(relation, at, at + len(cue), weight, " ".join(cue)))
-    return tuple(spans)
+    """Every cue of every relation matched at every position, in the order relation (by name),
+    cue (the lexicon's order), position: a cue is tried only where its first word fits."""
+    index = _cue_index()
+    found = []
+    for at, token in enumerate(tokens):
+        for cue in index.starting(token):
+            order, relation, words, weight, text = cue
+            if _match(words, tokens, at):
+                found.append((order, at, CueSpan(relation, at, at + len(words), weight, text)))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return tuple(span for _, _, span in found)
 
 
 def read(text: str, store: FactStore) -> Reading:

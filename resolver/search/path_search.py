@@ -12,7 +12,9 @@ answer's spelling. No model and no gold here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product
+from typing import Callable
 
 from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS, restates
 from resolver.plan.plans import Plan, step_relations
@@ -69,9 +71,22 @@ class _Path:
 def hops_over(store: FactStore, entity: str, relation: str) -> list[Hop]:
     """Hops over one relation from an entity, read through the provenance ledger: the head
     first, then older versions, then (symmetric relations) facts that name the entity as
-    object and are the head of their key."""
-    out = []
+    object and are the head of their key. Kept in the store's read cache, which a change to
+    the store or its ledger empties: the search asks for the same hops many times."""
+    memo = store.read_cache("hops")
+    key = (entity, relation)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = tuple(_read_hops(store, entity, relation))
+    return list(found)
+
+
+def _read_hops(store: FactStore, entity: str, relation: str) -> list[Hop]:
     lineage = store.lineage(entity, relation)
+    symmetric = inventory()[relation].symmetric
+    if not lineage and not symmetric:
+        return []          # most of what a bridge step asks: a relation the entity lacks
+    out = []
     subject = store.spelling(entity) or entity
     # passed_over lists the other versions oldest first, as they were written.
     written = sorted((v.id, v.serial, v.line) for v in lineage)
@@ -79,7 +94,7 @@ def hops_over(store: FactStore, entity: str, relation: str) -> list[Hop]:
         passed = tuple((serial, line) for vid, serial, line in written if vid != v.id)
         out.append(Hop(subject, relation, v.value, v.serial, v.line, v.text, rank, False,
                        passed, v.status))
-    if inventory()[relation].symmetric:
+    if symmetric:
         for fact in store.by_object(entity):
             if fact.relation != relation or norm(fact.subject) == norm(entity):
                 continue
@@ -90,23 +105,43 @@ def hops_over(store: FactStore, entity: str, relation: str) -> list[Hop]:
     return out
 
 
-def _follow(store: FactStore, base: str, steps: list[frozenset[str]]) -> list[_Path]:
-    """Every path that takes one relation from each step in order. At each hop the latest
-    version is tried first; an older version only when no path through a later one completes."""
-    results: list[_Path] = []
+_Ranked = Callable[[str, str], tuple[tuple[Hop, ...], ...]]
 
-    def walk(entity: str, i: int, hops: tuple[Hop, ...]) -> bool:
-        if i == len(steps):
-            results.append(_Path(base, hops))
-            return True
-        done = False
-        for relation in sorted(steps[i]):
+
+def _ranked_hops(store: FactStore) -> _Ranked:
+    """(entity, relation) -> `hops_over` grouped by version rank, latest first. The groups are
+    kept in the store's read cache; the lookup holds the cache of the moment it is made, so
+    it serves one plan's execution (the search never writes to the store)."""
+    memo = store.read_cache("ranked-hops")
+
+    def ranked(entity: str, relation: str) -> tuple[tuple[Hop, ...], ...]:
+        key = (entity, relation)
+        found = memo.get(key)
+        if found is None:
             by_rank: dict[int, list[Hop]] = {}
             for hop in hops_over(store, entity, relation):
                 by_rank.setdefault(hop.version, []).append(hop)
-            for rank in sorted(by_rank):
+            found = memo[key] = tuple(tuple(by_rank[rank]) for rank in sorted(by_rank))
+        return found
+    return ranked
+
+
+def _follow(ranked: _Ranked, base: str, steps: list[frozenset[str]]) -> list[_Path]:
+    """Every path that takes one relation from each step in order (`ranked` reads the hops of
+    one store). At each hop the latest version is tried first; an older version only when no
+    path through a later one completes."""
+    results: list[_Path] = []
+    ordered = [sorted(step) for step in steps]
+
+    def walk(entity: str, i: int, hops: tuple[Hop, ...]) -> bool:
+        if i == len(ordered):
+            results.append(_Path(base, hops))
+            return True
+        done = False
+        for relation in ordered[i]:
+            for group in ranked(entity, relation):
                 completed = False
-                for hop in by_rank[rank]:
+                for hop in group:
                     completed |= walk(hop.object, i + 1, hops + (hop,))
                 if completed:
                     done = True
@@ -114,6 +149,9 @@ def _follow(store: FactStore, base: str, steps: list[frozenset[str]]) -> list[_P
         return done
 
     walk(base, 0, ())
+    # A nested function that calls itself is a reference cycle: unlinked here, it is freed at
+    # once instead of waiting (with what it holds) for the cyclic collector.
+    del walk
     return results
 
 
@@ -214,25 +252,27 @@ def _plan_paths(store: FactStore, plan: Plan) -> list[_Path]:
     if base is None or not store.is_subject(base):
         return []
     steps = [step_relations(s) for s in plan.chain]
-    found = _follow(store, base, steps)
+    ranked = _ranked_hops(store)
+    found = _follow(ranked, base, steps)
     if found:
         return found
     mates = [frozenset().union(*(_family_of(r) for r in s)) for s in steps]
-    found = _follow(store, base, mates)
+    found = _follow(ranked, base, mates)
     if found:
         return found
     for skip in range(len(steps)):
         if len(steps) > 1:
-            found += _follow(store, base, steps[:skip] + steps[skip + 1:])
+            found += _follow(ranked, base, steps[:skip] + steps[skip + 1:])
     if found:
         return found
     every = frozenset(inventory())
     for at in range(len(steps) + 1):
         if len(steps) < MAX_HOPS:
-            found += _follow(store, base, steps[:at] + [every] + steps[at:])
+            found += _follow(ranked, base, steps[:at] + [every] + steps[at:])
     return found
 
 
+@lru_cache(maxsize=None)
 def _family_of(relation: str) -> frozenset[str]:
     rel = inventory()[relation]
     out = {relation}
@@ -279,6 +319,7 @@ def _enumerate(store: FactStore, base: str, reading: Reading) -> list[_Path]:
                     walk(hop.object, hops + (hop,), bridges + bridge)
 
     walk(base, (), 0)
+    del walk           # the cycle a recursive nested function makes (see `_follow`)
     return out
 
 

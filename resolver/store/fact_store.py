@@ -116,6 +116,10 @@ class FactStore:
         self._ledger: Ledger | None = None
         self._token_index: dict[tuple[str, ...], set[str]] | None = None
         self._max_tokens = 0
+        # Reads derived from the facts and the ledger (see `read_cache`), and the state they
+        # were made in.
+        self._reads: dict[str, dict] = {}
+        self._reads_revision = -1
         self.extend(facts)
 
     # ---- writing -----------------------------------------------------------------------
@@ -181,6 +185,22 @@ class FactStore:
         (`Ledger.lineage`). What the resolver reads: the frontier and the history, each
         version with its status."""
         return self.ledger.lineage((norm(subject), relation))
+
+    def read_cache(self, name: str) -> dict:
+        """A dict, one per `name`, in which the store and the stages above keep what they
+        derive from the store's facts and ledger (the search's hops). Every such
+        dict is emptied when the store changes: a fact added, or any operation on the
+        ledger (its `revision` moves), so a cached read is always what a fresh read gives."""
+        # Every write reaches the ledger once it exists (`extend` accepts into it), and the
+        # ledger exists from the first read on: its revision is the store's.
+        revision = self.ledger.revision
+        if revision != self._reads_revision:
+            self._reads = {}
+            self._reads_revision = revision
+        found = self._reads.get(name)
+        if found is None:
+            found = self._reads[name] = {}
+        return found
 
     def history(self, entity: str, relation: str | None = None
                 ) -> dict[str, tuple[Version, ...]]:
@@ -305,16 +325,28 @@ class FactStore:
 
     # ---- statistics ----------------------------------------------------------------------
     def stats(self) -> dict:
-        ix = self._ix
-        depth = max((len(v) for v in ix.keys.values()), default=0)
+        """Counts of facts, keys, keys with several versions, the deepest version chain,
+        entities and facts per relation. Counted in one pass over the facts, without the
+        lookup tables: `factres parse` needs these counts only, and the pass costs half of
+        building the tables (tests/test_store.py checks it against them)."""
+        normed: dict[str, str] = {}
+        versions: dict[tuple[str, str], int] = {}
         histogram: dict[str, int] = defaultdict(int)
         for fact in self._facts:
+            subject, obj = fact.subject, fact.object
+            s = normed.get(subject)
+            if s is None:
+                s = normed[subject] = norm(subject)
+            if obj not in normed:
+                normed[obj] = norm(obj)
+            key = (s, fact.relation)
+            versions[key] = versions.get(key, 0) + 1
             histogram[fact.relation] += 1
         return {
             "facts": len(self._facts),
-            "keys": len(ix.keys),
-            "keys_with_several_versions": sum(1 for v in ix.keys.values() if len(v) > 1),
-            "deepest_version_chain": depth,
-            "entities": len(ix.spelling),
+            "keys": len(versions),
+            "keys_with_several_versions": sum(1 for n in versions.values() if n > 1),
+            "deepest_version_chain": max(versions.values(), default=0),
+            "entities": len(set(normed.values())),
             "relations": dict(sorted(histogram.items(), key=lambda kv: (-kv[1], kv[0]))),
         }

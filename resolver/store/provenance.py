@@ -186,9 +186,19 @@ class Ledger:
         self._ids: dict[tuple[str, ...], list[int]] = {}   # key -> version ids, oldest first
         self._head: dict[tuple[str, ...], int] = {}        # absent: the key is empty
         self._open: dict[tuple[str, ...], list[int]] = {}  # contested key -> open alternatives
+        # Counts the writes that went through: readers keep derived reads (lineages, hops) until
+        # it moves. Not part of dump(): two equal ledgers may have taken different paths.
+        self._revision = 0
+
+    @property
+    def revision(self) -> int:
+        """A number that changes whenever an operation changes the ledger (never otherwise
+        decreases or repeats)."""
+        return self._revision
 
     # ---- writing -----------------------------------------------------------------------
     def _append(self, key, value, evidence, status: str, support: int, pred: int) -> int:
+        self._revision += 1
         vid = len(self._value)
         self._key.append(key)
         self._value.append(value)
@@ -235,6 +245,8 @@ class Ledger:
         statuses, supports, preds = self._status, self._support, self._pred
         edges, ids_of, heads, open_ = self._edges, self._ids, self._head, self._open
         known = _EVIDENCE_TYPES
+        # Counted before the first write: a bad write midway keeps the writes before it.
+        self._revision += 1
         vid = len(values)
         start = vid
         for key, value, evidence in writes:
@@ -320,6 +332,7 @@ class Ledger:
             listed = ", ".join(f"#{p} {self._value[p]!r}" for p in parties)
             raise ProvenanceError(f"cannot resolve {show_key(key)} to {choice!r}: not a "
                                   f"party to the contest (parties: {listed})")
+        self._revision += 1
         del self._open[key]
         for party in parties:
             self._status[party] = CONTRADICTED
@@ -340,6 +353,7 @@ class Ledger:
             raise ProvenanceError(
                 f"noop on {show_key(key)}: no open version holds {value!r} (head #{head} is "
                 f"{self._value[head]!r}); a new value needs accept, contest or reject")
+        self._revision += 1
         self._support[target] += 1
         self._edges.append((SUPPORTED_BY, target, len(self._observations)))
         self._observations.append(evidence)

@@ -6,18 +6,24 @@ text; nothing is dropped silently.
 
 The optional `lark-cython` plugin, when installed, makes the same parser about twice as fast
 (per-token overhead is most of the parse time); without it the pure-Python Lark is used and the
-results are identical (tests/test_facts.py checks both paths give the same facts)."""
+results are identical (tests/test_facts.py checks both paths give the same facts).
+
+Lark is imported only when a parser is built (`fact_parser`): a haystack read from the parse
+cache needs these records, not the parser, and importing Lark is a sizeable part of such a
+command's start-up."""
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
-
-from lark import Lark, Transformer, Tree
-from lark.exceptions import UnexpectedInput
+from typing import TYPE_CHECKING
 
 from resolver.errors import InputError
 from resolver.text import grammar
+
+if TYPE_CHECKING:
+    from lark import Lark
+    from lark.exceptions import UnexpectedInput
 
 HEADER = "Here is a list of facts:"
 BOM = "\ufeff"
@@ -56,22 +62,26 @@ class ParseResult:
     notes: tuple[str, ...] = field(default=())   # input quirks handled (BOM, CRLF)
 
 
-class FactBuilder(Transformer):
+class FactBuilder:
     """Turns each `fact` alternative (aliased by relation name) into a `Fact` while parsing.
 
-    Not re-entrant: `parse_context` sets `lines` under a lock for each parse. Tokens are read
-    through `.value` and `.line` only, which both Lark's and lark-cython's tokens have."""
+    Lark's embedded transformer: Lark looks a callback up by rule name and, failing that, calls
+    `__default__`, so the class needs nothing of lark's `Transformer` (and this module no lark
+    import until a parser is built). Not re-entrant: `parse_context` sets `lines` under a lock
+    for each parse. Tokens are read through `.value` and `.line` only, which both Lark's and
+    lark-cython's tokens have."""
 
     line_offset = 0
 
     def __init__(self) -> None:
-        super().__init__()
+        from lark import Tree   # lazily, with the parser (see the module docstring)
+        self._tree = Tree
         self.lines: list[str] = []
 
     def __default__(self, data, children, meta):
         if data in ("start", "line") or data.startswith("_"):
             # Lark's inlined helper rules (the `(fact | _NL)*` loop) expect a Tree back.
-            return Tree(data, children, meta)
+            return self._tree(data, children, meta)
         serial, subject, obj = children
         line = serial.line + self.line_offset
         return Fact(int(serial.value[:-2]), subject.value, data,
@@ -90,6 +100,7 @@ def _plugins() -> dict:
 def fact_parser(fast: bool = True) -> Lark:
     """The grammar's LALR parser with a `FactBuilder` attached (facts built while parsing, no
     tree in between); `fast` uses lark-cython when it is installed."""
+    from lark import Lark   # lazily: only a parse builds a parser (see the module docstring)
     return Lark(grammar.grammar_text(), parser="lalr", lexer="contextual",
                 start=["start", "line"], transformer=FactBuilder(),
                 propagate_positions=False, maybe_placeholders=False,
@@ -135,6 +146,7 @@ def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (
     if lines and lines[-1] == "":
         lines.pop()
     parser = fact_parser(fast)
+    from lark.exceptions import UnexpectedInput   # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
     with _lock:
         builder.lines, builder.line_offset = lines, 0
@@ -156,6 +168,7 @@ def parse_line(raw: str, fast: bool = True) -> Fact:
     """One fact line ("12. Paris is located in the country of France."), as line 1.
     Raises InputError naming why it fits no template."""
     parser = fact_parser(fast)
+    from lark.exceptions import UnexpectedInput   # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
     with _lock:
         builder.lines, builder.line_offset = [raw], 0
@@ -169,6 +182,7 @@ def parse_line(raw: str, fast: bool = True) -> Fact:
 
 
 def _parse_line_by_line(parser, builder, lines):
+    from lark.exceptions import UnexpectedInput   # loaded with the parser
     facts, unparsed = [], []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():

@@ -1,0 +1,110 @@
+"""What the speed benchmarks share: timing whole processes in alternating rounds, the reference
+floor (benchmarks/regex_parse.py), the `factres` command and the synthetic test-size rows.
+
+Not a benchmark itself; commands.py and resolve.py import it (run them from anywhere: Python
+puts benchmarks/ on the path of a script that lives there)."""
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REGEX_SCRIPT = ROOT / "benchmarks" / "regex_parse.py"
+SYNTHETIC_SCRIPT = ROOT / "benchmarks" / "synthetic.py"
+CONTEXT_262K = ROOT / "resolver" / "data" / "fc" / "factconsolidation_262k_context.txt"
+TEST_SIZES = ("32k", "64k", "262k")
+
+
+def factres() -> list[str]:
+    """The `factres` console script beside this interpreter (as a user runs it), else the
+    same entry point through `python -c`."""
+    script = Path(sys.executable).parent / "factres"
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "import sys; from oracle.cli import main; "
+            "sys.argv[0] = 'factres'; sys.exit(main())"]
+
+
+def reference_command() -> list[str]:
+    """The floor every whole-process figure is compared with: a bare regex parse of the 262K
+    context in a fresh interpreter (stdlib only)."""
+    return [sys.executable, str(REGEX_SCRIPT), str(CONTEXT_262K)]
+
+
+@dataclass
+class Timed:
+    name: str
+    command: list[str]
+    seconds: list[float]
+
+    @property
+    def best(self) -> float:
+        return min(self.seconds)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+
+def time_processes(commands: dict[str, list[str]], rounds: int, env: dict | None = None,
+                   before: dict | None = None) -> dict[str, Timed]:
+    """Wall time of each command as a whole process (start to exit, output discarded), the
+    commands run one after the other, in alternating order from round to round so that each
+    sees the same machine noise. `before[name]()` runs untimed before each run of `name` (say,
+    to clear a folder). A command that fails stops the benchmark with its error output."""
+    timed = {name: Timed(name, cmd, []) for name, cmd in commands.items()}
+    names = list(commands)
+    for round_ in range(rounds):
+        for name in (names if round_ % 2 == 0 else names[::-1]):
+            if before and name in before:
+                before[name]()
+            start = time.perf_counter()
+            done = subprocess.run(commands[name], env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, cwd=ROOT)
+            elapsed = time.perf_counter() - start
+            if done.returncode != 0:
+                sys.exit(f"{name} failed ({' '.join(commands[name])}):\n"
+                         f"{done.stderr.decode(errors='replace')}")
+            timed[name].seconds.append(elapsed)
+    return timed
+
+
+def synthetic_rows(folder: Path, sizes: tuple[str, ...] = TEST_SIZES) -> list[Path]:
+    """Seeded synthetic rows (100 single-hop + 100 multi-hop questions) for each size, written
+    by benchmarks/synthetic.py into `folder`."""
+    paths = []
+    for size in sizes:
+        subprocess.run([sys.executable, str(SYNTHETIC_SCRIPT), "--size", size, "--out",
+                        str(folder)], check=True, capture_output=True)
+        paths.append(folder / f"synthetic_{size}.json")
+    return paths
+
+
+def private_env(cache: Path) -> dict:
+    """The environment of the timed processes: a private parse cache."""
+    return dict(os.environ, FACTRES_CACHE=str(cache))
+
+
+def empty_folder(folder: Path):
+    """A `before` hook that leaves `folder` empty (each run writes a new run folder there)."""
+    def clear() -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+    return clear
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0-100), linear between closest ranks (numpy's default)."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    at = (len(ordered) - 1) * q / 100
+    low = int(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)

@@ -1,0 +1,72 @@
+"""Each command imports only what it uses: numpy only where a bootstrap interval is computed,
+Lark only where a context is parsed (not on a parse-cache hit, not to list the relation
+templates). Each case runs the command in a fresh interpreter and lists the heavy modules it
+loaded. (Speed itself is measured by benchmarks/commands.py, never by a test.)"""
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from resolver.haystack import BUNDLED, bundled_path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("numpy", "lark", "lark_cython")
+
+_CODE = """
+import sys
+from oracle.cli import main
+code = 0
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code or 0
+print(code, sorted({m.split(".")[0] for m in sys.modules} & set(%r)))
+""" % (HEAVY,)
+
+
+def _heavy_modules(args: list[str], cache: Path) -> set[str]:
+    env = dict(os.environ, FACTRES_CACHE=str(cache))
+    out = subprocess.run([sys.executable, "-c", _CODE, *args], capture_output=True, text=True,
+                         check=True, cwd=ROOT, env=env).stdout.splitlines()[-1]
+    code, _, loaded = out.partition(" ")
+    assert code == "0", (args, out)
+    return set(ast.literal_eval(loaded))
+
+
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory) -> Path:
+    """A parse cache holding the 6K and 262K contexts."""
+    cache = tmp_path_factory.mktemp("startup-cache")
+    for size in ("6k", "262k"):
+        _heavy_modules(["parse", str(bundled_path(BUNDLED[size]))], cache)
+    return cache
+
+
+def test_a_parse_that_misses_the_cache_loads_lark_and_not_numpy(tmp_path):
+    loaded = _heavy_modules(["parse", str(bundled_path(BUNDLED["6k"]))], tmp_path)
+    assert "lark" in loaded and "numpy" not in loaded
+
+
+@pytest.mark.parametrize("args", [
+    ["--help"],
+    ["run", "--help"],
+    ["parse", str(bundled_path(BUNDLED["262k"]))],
+    ["parse", str(bundled_path(BUNDLED["6k"])), "--json"],
+    ["history", "australia", "--relation", "capital"],
+    ["frontier", "--relation", "capital"],
+    ["table", "dev-6k-search-typed-2"],
+    ["plans", "list"],
+], ids=lambda a: " ".join(Path(x).name for x in a))
+def test_commands_that_compute_no_interval_and_hit_the_cache_load_neither(args, warm_cache):
+    assert _heavy_modules(args, warm_cache) == set()
+
+
+def test_a_scored_run_loads_numpy_and_not_lark(warm_cache, tmp_path):
+    loaded = _heavy_modules(["run", "--results-dir", str(tmp_path), "--no-progress"],
+                            warm_cache)
+    assert loaded == {"numpy"}
