@@ -177,3 +177,12 @@ def test_the_blind_set_table_matches_its_committed_runs():
         assert (k64, k262) == (figure(got["blind_mh_64k"]["em"]),
                                figure(got["blind_mh_262k"]["em"])), run
         assert pooled == cell(got["pooled mh"]), run
+
+
+def test_the_library_example_runs(capsys):
+    text = section("Library")
+    code = text[text.index("```python") + len("```python"):]
+    code = code[:code.index("```")]
+    exec(compile(code, "README.md (Library)", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert " -> " in out[0] and out[1].startswith("  ") and "(line " in out[1]
