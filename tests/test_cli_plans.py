@@ -5,13 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 from click.testing import CliRunner
-from ollama_server import (
-    MODEL,
-    OllamaServer,
-    question_of,
-    refused_url,
-    write_small_data,
-)
+from ollama_server import MODEL, OllamaServer, question_of, refused_url, write_small_data
 
 from resolver.cli import main
 from resolver.haystack import load

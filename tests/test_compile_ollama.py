@@ -6,15 +6,7 @@ import json
 
 import ollama
 import pytest
-from ollama_server import (
-    MODEL,
-    OllamaServer,
-    Reply,
-    Slow,
-    Status,
-    question_of,
-    refused_url,
-)
+from ollama_server import MODEL, OllamaServer, Reply, Slow, Status, question_of, refused_url
 
 from resolver.errors import InputError, ModelHostError
 from resolver.haystack import Dataset, bundled_path, load

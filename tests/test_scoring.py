@@ -5,12 +5,7 @@ import pytest
 
 from resolver.haystack import Question
 from resolver.plan.plans import Plan
-from resolver.run.scoring import (
-    normalize_answer,
-    score_answer,
-    staleness,
-    substring_exact_match,
-)
+from resolver.run.scoring import normalize_answer, score_answer, staleness, substring_exact_match
 from resolver.search.candidates import Candidate, Hop
 from resolver.search.resolve import Prediction
 from resolver.store.fact_store import FactStore

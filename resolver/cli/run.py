@@ -5,8 +5,7 @@ import sys
 
 import click
 
-from resolver.cli.options import (collector_paused, data_option, library_errors,
-                                  results_dir_option)
+from resolver.cli.options import collector_paused, data_option, library_errors, results_dir_option
 from resolver.run import protocol, runs, tables
 
 

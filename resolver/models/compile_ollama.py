@@ -27,12 +27,7 @@ import orjson
 from resolver import __version__
 from resolver.errors import InputError
 from resolver.haystack import Dataset
-from resolver.models.ollama_client import (
-    INVALID_PLAN,
-    ModelCallError,
-    ModelClient,
-    model_of,
-)
+from resolver.models.ollama_client import INVALID_PLAN, ModelCallError, ModelClient, model_of
 from resolver.plan.plans import FAMILY_PREFIX, Compiled, Plan, PlanSet
 from resolver.text import grammar
 from resolver.text.relations import FAMILIES, inventory

@@ -9,12 +9,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from resolver.models.compile_ollama import prompt_text
-from resolver.models.ollama_client import (
-    ModelCallError,
-    ModelClient,
-    ModelLane,
-    model_of,
-)
+from resolver.models.ollama_client import ModelCallError, ModelClient, ModelLane, model_of
 
 PROMPT_FILE = "reader.txt"
 NUM_PREDICT = 48             # an entity name; a longer reply is an explanation, cut it off

@@ -8,7 +8,6 @@ from functools import lru_cache
 from resolver.plan.asked import asked_type
 from resolver.plan.lexicon import cues
 from resolver.store.fact_store import FactStore, Mention, name_tokens
-from resolver.text.relations import inventory
 
 
 @dataclass(frozen=True, slots=True)

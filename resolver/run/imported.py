@@ -32,17 +32,11 @@ from pathlib import Path
 from resolver import __version__
 from resolver.errors import InputError
 from resolver.haystack import Dataset, Gold, Question, bundled_path, load
-from resolver.run import scoring
+from resolver.run import run_folder, scoring
 from resolver.run.harness_files import HarnessFile, Record, read_file
 from resolver.run.identity import git_state, package_versions, sha256, source_hashes
 from resolver.run.protocol import DEV_SIZES, TEST_SIZES
-from resolver.run.result_schema import (
-    IMPORTED_META_SCHEMA,
-    METRICS_SCHEMA,
-    dumps,
-    results_root,
-)
-from resolver.run import run_folder
+from resolver.run.result_schema import IMPORTED_META_SCHEMA, METRICS_SCHEMA, dumps, results_root
 from resolver.run.run_folder import check_run_id
 from resolver.run.runs import Run
 from resolver.search.resolve import Prediction

@@ -77,12 +77,7 @@ def plan_set_state(spec: str) -> dict[str, Any]:
                              expected=", ".join(LIVE_PREFIX + n for n in LIVE_SETS))
         return {"spec": spec, "source": "live",
                 "compiler_sha256": source_hashes(LIVE_COMPILER_FILES)}
-    from resolver.plan.archive import (
-        MANIFEST_FILE,
-        PLANS_FILE,
-        set_dir,
-        verify_plan_set,
-    )
+    from resolver.plan.archive import MANIFEST_FILE, PLANS_FILE, set_dir, verify_plan_set
     problems = verify_plan_set(spec)
     if problems:
         raise ArchiveError(f"plan set {spec!r} failed verification: {problems[0]}")

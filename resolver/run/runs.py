@@ -19,13 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from resolver import __version__
-from resolver.errors import (
-    ArchiveError,
-    InputError,
-    LaneFailedError,
-    UnparsedLinesError,
-    clip,
-)
+from resolver.errors import ArchiveError, InputError, LaneFailedError, UnparsedLinesError, clip
 from resolver.haystack import Dataset, Gold, load
 from resolver.plan.plans import Compiled, PlanSet
 from resolver.run import run_folder, scoring, tables
@@ -39,13 +33,7 @@ from resolver.run.identity import (
     source_hashes,
 )
 from resolver.run.protocol import admit, off_split_sources
-from resolver.run.result_schema import (
-    META_SCHEMA,
-    METRICS_SCHEMA,
-    dumps,
-    dumps_lines,
-    results_root,
-)
+from resolver.run.result_schema import META_SCHEMA, METRICS_SCHEMA, dumps, dumps_lines, results_root
 from resolver.run.run_folder import RUN_ID, check_run_id, load_run, write_run
 from resolver.search.resolve import Prediction, resolve_dataset, resolve_question
 from resolver.text.grammar import grammar_sha256
@@ -114,9 +102,7 @@ def load_plan_sets(dataset: Dataset, specs: tuple[str, ...]) -> tuple[list[PlanS
             record = {"source": "live", "manifest_sha256": None,
                       "compiler_sha256": source_hashes(LIVE_COMPILER_FILES)}
         else:
-            from resolver.plan.archive import (
-                load_plan_set,  # lazily: only archived runs need it
-            )
+            from resolver.plan.archive import load_plan_set  # lazily: only archived runs need it
             plan_set = load_plan_set(spec)
             _check_questions(plan_set, dataset)
             manifest = _manifest_file(spec)

@@ -157,7 +157,7 @@ def bootstrap_means(values: Sequence[float], name: str, resamples: int = BOOTSTR
     Each cell draws from its own stream, seeded by the fixed seed and the cell's name, so
     cells do not share resampling patterns and a cell's interval does not depend on which
     other cells the run has."""
-    import numpy as np   # lazily: only scoring needs it, and loading it costs ~0.1 s
+    import numpy as np  # lazily: only scoring needs it, and loading it costs ~0.1 s
     data = np.asarray(values, dtype=float)
     rng = np.random.default_rng([seed, zlib.crc32(name.encode("utf-8"))])
     index = rng.integers(0, len(data), size=(resamples, len(data)))
@@ -166,7 +166,7 @@ def bootstrap_means(values: Sequence[float], name: str, resamples: int = BOOTSTR
 
 def interval(means: np.ndarray, level: float = BOOTSTRAP_LEVEL) -> tuple[float, float]:
     """Percentile interval of bootstrap means."""
-    import numpy as np   # lazily, as in bootstrap_means
+    import numpy as np  # lazily, as in bootstrap_means
     tail = (1.0 - level) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
@@ -241,7 +241,7 @@ def _round(x: float | None) -> float | None:
 
 def cell_row(cell: Cell, reader: str, scored: bool) -> dict:
     """A metrics row (result_schema.MetricsRow) of one source."""
-    import numpy as np   # lazily, as in bootstrap_means
+    import numpy as np  # lazily, as in bootstrap_means
     em = ci = None
     if scored and cell.n:
         means = bootstrap_means(cell.em, cell.source)
@@ -260,7 +260,7 @@ def pooled_rows(cells: list[Cell], reader: str, scored: bool) -> list[dict]:
     """Pooled rows: sh, mh (each the mean over sizes) and all (the mean over every sh and mh
     cell). The pooled interval comes from averaging the cells' bootstrap means resample by
     resample, so it is an interval of the mean over sizes, not of a pool of questions."""
-    import numpy as np   # lazily, as in bootstrap_means
+    import numpy as np  # lazily, as in bootstrap_means
     groups = [(k, [c for c in cells if c.kind == k]) for k in KIND_ORDER]
     groups = [(k, g) for k, g in groups if g]
     if groups:

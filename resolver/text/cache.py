@@ -21,13 +21,7 @@ import orjson
 
 from resolver import __version__
 from resolver.text import grammar
-from resolver.text.facts import (
-    Fact,
-    ParseResult,
-    UnparsedLine,
-    normalise,
-    parse_context,
-)
+from resolver.text.facts import Fact, ParseResult, UnparsedLine, normalise, parse_context
 
 ENV = "FACTRES_CACHE"
 # Bumped when the file layout below changes; part of the key, so old files are never misread.

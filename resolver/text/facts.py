@@ -74,7 +74,7 @@ class FactBuilder:
     line_offset = 0
 
     def __init__(self) -> None:
-        from lark import Tree   # lazily, with the parser (see the module docstring)
+        from lark import Tree  # lazily, with the parser (see the module docstring)
         self._tree = Tree
         self.lines: list[str] = []
 
@@ -100,7 +100,7 @@ def _plugins() -> dict:
 def fact_parser(fast: bool = True) -> Lark:
     """The grammar's LALR parser with a `FactBuilder` attached (facts built while parsing, no
     tree in between); `fast` uses lark-cython when it is installed."""
-    from lark import Lark   # lazily: only a parse builds a parser (see the module docstring)
+    from lark import Lark  # lazily: only a parse builds a parser (see the module docstring)
     return Lark(grammar.grammar_text(), parser="lalr", lexer="contextual",
                 start=["start", "line"], transformer=FactBuilder(),
                 propagate_positions=False, maybe_placeholders=False,
@@ -146,7 +146,7 @@ def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (
     if lines and lines[-1] == "":
         lines.pop()
     parser = fact_parser(fast)
-    from lark.exceptions import UnexpectedInput   # loaded by the parser above
+    from lark.exceptions import UnexpectedInput  # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
     with _lock:
         builder.lines, builder.line_offset = lines, 0
@@ -168,7 +168,7 @@ def parse_line(raw: str, fast: bool = True) -> Fact:
     """One fact line ("12. Paris is located in the country of France."), as line 1.
     Raises InputError naming why it fits no template."""
     parser = fact_parser(fast)
-    from lark.exceptions import UnexpectedInput   # loaded by the parser above
+    from lark.exceptions import UnexpectedInput  # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
     with _lock:
         builder.lines, builder.line_offset = [raw], 0
@@ -182,7 +182,7 @@ def parse_line(raw: str, fast: bool = True) -> Fact:
 
 
 def _parse_line_by_line(parser, builder, lines):
-    from lark.exceptions import UnexpectedInput   # loaded with the parser
+    from lark.exceptions import UnexpectedInput  # loaded with the parser
     facts, unparsed = [], []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():

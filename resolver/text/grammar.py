@@ -44,7 +44,7 @@ def grammar_sha256() -> str:
 @lru_cache(maxsize=None)
 def fact_parser(transformer_factory=None) -> Lark:
     """The LALR parser; with a transformer it builds facts while parsing (no tree in between)."""
-    from lark import Lark   # lazily: listing templates does not need a parser (see above)
+    from lark import Lark  # lazily: listing templates does not need a parser (see above)
     path = resources.files("resolver").joinpath("grammars", GRAMMAR_FILE)
     with resources.as_file(path) as real_path:
         return Lark.open(str(real_path), parser="lalr", lexer="contextual",
