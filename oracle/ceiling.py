@@ -262,7 +262,7 @@ def _haystack_report(sha: str, question_paths: list[QuestionPaths],
                                          for v, qids in by_version.items()],
                               "optimal_version": solved.policy.get(k)})
     components = [{"haystack": sha, "keys": len(c.keys), "questions": len(c.questions),
-                   "search_space": c.space, "status": c.status, "best": c.best,
+                   **_space_fields(c.space), "status": c.status, "best": c.best,
                    "bound": c.bound, "members": [[spelling.get(k, k[0]), k[1]] for k in c.keys]}
                   for c in solved.components]
     summary = {"size": size, "sources": sources, "questions": len(rows),
@@ -275,13 +275,32 @@ def _haystack_report(sha: str, question_paths: list[QuestionPaths],
             "components": components}
 
 
+# JSON readers keep integers exact only up to 2^53 (and orjson refuses past 2^64): a larger
+# search space is recorded by its log10 alone.
+_EXACT_LIMIT = 2 ** 53
+
+
+def _space_fields(space: int) -> dict:
+    """`search_space` (exact, or None past 2^53) and `search_space_log10`."""
+    return {"search_space": space if space <= _EXACT_LIMIT else None,
+            "search_space_log10": round(math.log10(space), 3) if space > 0 else None}
+
+
+def _space_text(component: dict) -> str:
+    if component.get("search_space") is not None:
+        return str(component["search_space"])
+    return f'10^{component["search_space_log10"]:.1f}'
+
+
 def solve(question_paths: list[QuestionPaths],
-          time_limit: float | None = DEFAULT_TIME_LIMIT) -> dict:
+          time_limit: float | None = DEFAULT_TIME_LIMIT, started: float | None = None) -> dict:
     """The ceiling report: per haystack (one store, its own best policy, SH and MH jointly) and
     per source (its questions under its store's policy), contested keys and components.
-    `time_limit` (seconds, None for none) bounds the whole call; a component it cuts short is
-    reported FEASIBLE or UNKNOWN with the solver's bound, and so is every total it enters."""
-    deadline = None if time_limit is None else time.monotonic() + time_limit
+    `time_limit` (seconds, None for none) bounds the whole call, counted from `started` (a
+    time.monotonic() value; default now); a component it cuts short is reported FEASIBLE or
+    UNKNOWN with the solver's bound, and so is every total it enters."""
+    started = time.monotonic() if started is None else started
+    deadline = None if time_limit is None else started + time_limit
     by_haystack: dict[str, list[QuestionPaths]] = {}
     for qp in question_paths:
         by_haystack.setdefault(qp.question.context_sha256, []).append(qp)
@@ -363,7 +382,7 @@ def ceiling_markdown(report: dict) -> str:
         out.append("\n## Components\n")
         out.append(md_table(["haystack", "keys", "questions", "search space", "status", "best",
                              "bound"],
-                            [[c["haystack"][:12], c["keys"], c["questions"], c["search_space"],
+                            [[c["haystack"][:12], c["keys"], c["questions"], _space_text(c),
                               c["status"], c["best"], c["bound"]]
                              for c in report["components"]]))
     if report["contested_keys"]:
@@ -378,13 +397,15 @@ def ceiling_markdown(report: dict) -> str:
 
 
 def analyse(data=(), time_limit: float | None = DEFAULT_TIME_LIMIT):
-    """`factres oracle ceiling`."""
+    """`factres oracle ceiling`. The time limit counts from here: reading the data and finding
+    the gold paths spend it too, as the command's "for the whole call" says."""
+    started = time.monotonic()
     from ortools import __version__ as ortools_version  # the solver's version, on record
 
     from .paths import read_input
     from .report import Analysis, data_block, dataset_tag
     inp = read_input(data)
-    report = solve(inp.question_paths, time_limit)
+    report = solve(inp.question_paths, time_limit, started)
     payload = dict(report, command="ceiling", data=data_block(inp.dataset),
                    plan_sets=[ps.set_id for ps in inp.plan_sets],
                    solver=f"OR-Tools CP-SAT {ortools_version}")

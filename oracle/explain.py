@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 
 from resolver.errors import InputError
-from resolver.haystack import Dataset, Gold, bundled_path, load, sha256_bytes
+from resolver.haystack import Dataset, Gold
 from resolver.plan.question import read
 from resolver.run.result_schema import (
     META_FILE,
@@ -32,7 +32,7 @@ from resolver.store.fact_store import norm
 
 from .gold import GoldMatcher, is_hit
 from .paths import MAX_HOPS, find_paths
-from .runs import candidate_from_json, find_run
+from .runs import candidate_from_json, find_run, load_run_data
 
 RIVALS = 5              # rival paths shown beside the winner
 GOLD_PATHS = 3          # gold paths shown (the count is complete)
@@ -58,18 +58,6 @@ def _load(run_ref: str | Path, results_dir: str | Path | None
     return path, meta, rows, traces
 
 
-def _data_path(name: str, meta: dict) -> str:
-    """The data file a run names, or the bundled file of the same name and sha256 when the
-    path is gone (a run made in another checkout records that checkout's bundled path)."""
-    if Path(name).exists():
-        return name
-    bundled = bundled_path(Path(name).name)
-    want = (meta.get("data_sha256") or {}).get(name)
-    if want and bundled.is_file() and sha256_bytes(bundled.read_bytes()) == want:
-        return str(bundled)
-    return name
-
-
 def explain(run_ref: str | Path, qids: list[str], results_dir: str | Path | None = None
             ) -> list[dict]:
     """One explanation per qid, in the order asked. Raises InputError for an unknown qid (with
@@ -84,10 +72,7 @@ def explain(run_ref: str | Path, qids: list[str], results_dir: str | Path | None
         raise InputError(f"question {missing[0]!r} is not in run {meta.get('run_id') or path.name}"
                          f"{hint}", path=str(path / PREDICTIONS_FILE))
     data = meta.get("data") or []
-    if not data:
-        raise InputError("meta.json names no data files", path=str(path / META_FILE),
-                         expected='a "data" list of haystack paths')
-    dataset, gold = load([_data_path(p, meta) for p in data])
+    dataset, gold = load_run_data(path, meta)
     questions = {q.qid: q for q in dataset.questions}
     wanted = [questions[q] for q in qids if q in questions]
     lost = [q for q in qids if q not in questions]

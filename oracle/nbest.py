@@ -100,6 +100,12 @@ def analyse(run_ref, root=None):
     from .report import RESULTS, Analysis
     from .runs import load_run
     run = load_run(run_ref, root or RESULTS)
+    if (run.meta.get("kind") or "resolver") != "resolver":
+        from resolver.errors import InputError
+        raise InputError(f"run {run.run_id!r} is {run.meta.get('kind')}: it has no plan sets, "
+                         "so plan recall@N means nothing for it", path=str(run.path),
+                         expected="a run of factres's resolver (factres oracle misses works on "
+                                  "imported runs)")
     report, rows = nbest_report(run)
     payload = dict(report, command="nbest", run=run.run_id, data=run.meta.get("data"),
                    questions=rows)

@@ -314,9 +314,15 @@ class OracleInput:
 
 def read_input(data=(), max_hops: int = MAX_HOPS) -> OracleInput:
     """Load `data` (default: the bundled 6K dev rows), compile the live plan sets, find paths."""
+    from resolver.errors import InputError
     from resolver.haystack import bundled_path, load
     from resolver.plan.planning import live_plan_sets
-    dataset, gold = load(list(data) or [bundled_path()])
+    paths = list(data) or [bundled_path()]
+    dataset, gold = load(paths)
+    if not dataset.questions:
+        # A bare context has no gold to analyse: a report of 0 questions would read as a result.
+        raise InputError("the data has no questions: nothing to analyse (a bare context?)",
+                         path=str(paths[0]), expected="rows with questions and answers")
     plan_sets = live_plan_sets(dataset)
     return OracleInput(dataset, gold, plan_sets,
                        find_paths(dataset, gold, plan_sets, max_hops))

@@ -1,6 +1,7 @@
 """Reading a run folder (`results/<run-id>/`, shapes in `resolver.run.result_schema`) back for the
-oracle: its rows, its traces rebuilt into `resolve.Candidate`s, and its data re-read from the
-paths its meta.json names."""
+oracle: its rows, its traces rebuilt into `Candidate`s (`resolver.search.candidates`), and its
+data re-read from the paths its meta.json names (or, when a path is gone, a file with its
+recorded sha256)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from pathlib import Path
 import orjson
 
 from resolver.errors import InputError
-from resolver.haystack import Dataset, Gold, load
+from resolver.haystack import Dataset, Gold, bundled_path, load, sha256_bytes
 from resolver.plan.plans import Plan
 from resolver.run.result_schema import (
     META_FILE,
@@ -47,11 +48,39 @@ class Run:
         return sets + extra + ([SEARCH_SET] if seen_search and SEARCH_SET not in sets else [])
 
     def load_data(self) -> tuple[Dataset, Gold]:
-        paths = self.meta.get("data") or []
-        if not paths:
-            raise InputError("meta.json names no data files", path=str(self.path / META_FILE),
-                             expected='a "data" list of haystack paths')
-        return load(paths)
+        return load_run_data(self.path, self.meta)
+
+
+def locate_data(name: str, meta: dict, run_path: Path) -> str:
+    """The data file a run names, found again when its recorded path is gone: a run records
+    the path it was given (absolute for the bundled default, so a run made in another checkout
+    names that checkout). Tried in order: the path as recorded; a relative path from the
+    checkout the run folder sits in (results/<run>/ -> ..); the bundled file of the same name.
+    Each stand-in must have the sha256 meta.json records for the path."""
+    if Path(name).exists():
+        return name
+    want = (meta.get("data_sha256") or {}).get(name)
+    tried = [name]
+    candidates = [bundled_path(Path(name).name)]
+    if not Path(name).is_absolute():
+        candidates.insert(0, run_path.resolve().parent.parent / name)
+    for candidate in candidates:
+        tried.append(str(candidate))
+        if want and candidate.is_file() and sha256_bytes(candidate.read_bytes()) == want:
+            return str(candidate)
+    raise InputError(f"the run's data file is gone (tried {', '.join(tried)})",
+                     path=str(run_path / META_FILE),
+                     expected="the data file it names, or a copy with the sha256 meta.json "
+                              "records for it")
+
+
+def load_run_data(run_path: Path, meta: dict) -> tuple[Dataset, Gold]:
+    """The dataset and gold book a run was made from, its files found by `locate_data`."""
+    paths = meta.get("data") or []
+    if not paths:
+        raise InputError("meta.json names no data files", path=str(run_path / META_FILE),
+                         expected='a "data" list of haystack paths')
+    return load([locate_data(p, meta, run_path) for p in paths])
 
 
 def find_run(run: str | Path, root: str | Path | None = None) -> Path:

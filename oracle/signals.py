@@ -136,6 +136,7 @@ def signals_report(question_paths: list[QuestionPaths], plan_sets, dataset) -> d
         for key in keys:
             counts[key] = counts.get(key, 0) + 1
     hops = []
+    contexts = {qp.question.qid: qp.question.context_sha256 for qp in question_paths}
     positions: dict[str, dict[int, int]] = {}
     for qp in question_paths:
         best = qp.best()
@@ -153,6 +154,25 @@ def signals_report(question_paths: list[QuestionPaths], plan_sets, dataset) -> d
             hops.append({"qid": q.qid, "hop": i, "group": group, "versions": hop.versions,
                          "version": hop.version, "fact": hop.to_json(),
                          "signals": hop_signals(hop, serials, store, position, others)})
+    pooled = _separation(hops)
+    # Each haystack on its own as well: a store reads only its own signals, and a file's figures
+    # must not depend on which other files share the call.
+    per_haystack = {}
+    for sha in dict.fromkeys(qp.question.context_sha256 for qp in question_paths):
+        mine_q = [qp.question for qp in question_paths if qp.question.context_sha256 == sha]
+        qids = {q.qid for q in mine_q}
+        mine = [h for h in hops if h["qid"] in qids]
+        per_haystack[sha] = dict(_separation(mine), size=mine_q[0].size,
+                                 sources=sorted({q.source for q in mine_q}))
+    for h in hops:
+        h["haystack"] = contexts[h["qid"]]
+    return dict(pooled, permutations=PERMUTATIONS, seed=SEED, alpha=ALPHA,
+                haystacks=len(per_haystack), per_haystack=per_haystack, hop_rows=hops)
+
+
+def _separation(hops: list[dict]) -> dict:
+    """Counts, each signal's distributions per group, AUC and p against each control group, and
+    the signals that separate, over the given hops."""
     controls = {"latest": lambda h: h["group"] == "latest",
                 "latest_updated": lambda h: h["group"] == "latest" and h["versions"] > 1}
     older = [h for h in hops if h["group"] == "older"]
@@ -173,11 +193,9 @@ def signals_report(question_paths: list[QuestionPaths], plan_sets, dataset) -> d
     return {"hops": len(hops), "older_hops": len(older),
             "latest_hops": sum(1 for h in hops if h["group"] == "latest"),
             "latest_updated_hops": sum(1 for h in hops if controls["latest_updated"](h)),
-            "permutations": PERMUTATIONS, "seed": SEED, "alpha": ALPHA,
             "signals": table,
             "separating": [n for n in SIGNALS if table[n]["vs_latest"]["separates"]
-                           or table[n]["vs_latest_updated"]["separates"]],
-            "hop_rows": hops}
+                           or table[n]["vs_latest_updated"]["separates"]]}
 
 
 def signals_markdown(report: dict) -> str:
@@ -200,8 +218,19 @@ def signals_markdown(report: dict) -> str:
                          "AUC", "p", "latest-updated mean", "AUC (updated)", "p (updated)",
                          "separates"], rows))
     sep = report["separating"]
-    out.append("\n" + ("Separating signals: " + ", ".join(sep) if sep else
+    several = len(report.get("per_haystack") or {}) > 1
+    out.append("\n" + ("Separating signals" + (" (pooled over the haystacks)" if several else "")
+                       + ": " + ", ".join(sep) if sep else
                        "No signal separates the groups at this sample size.") + "\n")
+    if several:
+        out.append("\n## Per haystack (each store on its own)\n")
+        out.append(md_table(
+            ["haystack", "size", "hops", "older", "signal", "AUC", "p", "AUC (updated)",
+             "p (updated)", "separates"],
+            [[sha[:12], h["size"], h["hops"], h["older_hops"], name,
+              e["vs_latest"]["auc"], e["vs_latest"]["p"], e["vs_latest_updated"]["auc"],
+              e["vs_latest_updated"]["p"], "yes" if name in h["separating"] else "no"]
+             for sha, h in report["per_haystack"].items() for name, e in h["signals"].items()]))
     out.append("fact_decile separates by construction (an older version always comes before "
                "its key's latest), so it is a sanity check, not a signal a store could use. "
                f'With {report["older_hops"]} older hops, a signal that does not separate here '

@@ -126,7 +126,7 @@ def test_sums_rewritten_to_match_an_edit_are_still_caught(tmp_path):
 
 def test_unknown_set_is_a_problem(tmp_path):
     assert verify_plan_set("nope", root=tmp_path) == [f"{tmp_path / 'nope'}: no such plan set"]
-    with pytest.raises(ArchiveError, match="no such plan set"):
+    with pytest.raises(ArchiveError, match="no plan set 'nope'"):
         load_plan_set("nope", root=tmp_path)
 
 

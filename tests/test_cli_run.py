@@ -120,8 +120,9 @@ def test_missing_archived_plan_set_is_an_error(results, tmp_path, monkeypatch):
     monkeypatch.setenv("FACTRES_PLANS", str(tmp_path / "plans"))
     result = invoke("run", "--data", str(SMALL), "--plans", "nope")
     assert result.exit_code == 1
-    assert result.output == (f"Error: plan set 'nope' failed verification: "
-                             f"{tmp_path / 'plans' / 'nope'}: no such plan set\n")
+    assert result.output == (f"Error: no plan set 'nope' (no folder {tmp_path / 'plans' / 'nope'});"
+                             " `factres plans list` shows the archive ($FACTRES_PLANS, else the "
+                             "repository's plans/)\n")
     assert not results.exists()
 
 

@@ -1,30 +1,22 @@
-"""A run's identity hashes the code that decides its predictions: every resolver module that the
-compilers and the resolver import (transitively, lazy imports included) is hashed, or is on the
-short list of modules that cannot change a prediction (its inputs are hashed another way)."""
+"""A run's identity hashes the code that decides its predictions and scores: every resolver file
+that the resolver, the compilers, the model lanes and scoring import (transitively, lazy and
+relative imports included) is in the run id's hash (`RESOLVER_FILES`), and the prompts the
+lanes send are too. Live plan sets are pinned by the code that compiles them
+(`LIVE_COMPILER_FILES`)."""
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
+from import_graph import imports_of
+
 import resolver
-from resolver.run.identity import LEXICON_FILES, LIVE_COMPILER_FILES, RESOLVER_FILES
+from resolver.run.identity import LIVE_COMPILER_FILES, RESOLVER_FILES
 
 PACKAGE = Path(resolver.__file__).resolve().parent
-ROOTS = ("search/resolve.py", "search/path_search.py", "plan/compile_rules.py",
-         "plan/compile_lexicon.py")
-# Hashed another way, or cannot change a prediction.
-NOT_DECIDING = {
-    "__init__.py": "the package version, recorded on its own",
-    "errors.py": "exception types only",
-    "text/__init__.py": "a docstring",
-    "text/grammar.py": "the grammar file's sha256 is recorded on its own",
-    "haystack.py": "the data's sha256 is recorded on its own",
-    "text/cache.py": "a parse cache keyed by the data and grammar sha256",
-    "plan/__init__.py": "a docstring",
-    "plan/plans.py": "the plan data types; plans are hashed as plan sets",
-    "store/__init__.py": "a docstring",
-    "search/__init__.py": "a docstring",
-}
+DECIDING_ROOTS = ("search/resolve.py", "search/path_search.py", "plan/compile_rules.py",
+                  "plan/compile_lexicon.py", "models/reader.py", "models/repair.py",
+                  "models/compile_ollama.py", "run/scoring.py")
+COMPILER_ROOTS = ("plan/compile_rules.py", "plan/compile_lexicon.py", "plan/planning.py")
 
 
 def _file_of(module: str) -> str | None:
@@ -41,30 +33,41 @@ def _file_of(module: str) -> str | None:
     return None
 
 
-def _imports(name: str) -> set[str]:
-    out = set()
-    for node in ast.walk(ast.parse((PACKAGE / name).read_text("utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            for alias in node.names:
-                for module in (node.module, f"{node.module}.{alias.name}"):
-                    if (found := _file_of(module)) is not None:
-                        out.add(found)
-        elif isinstance(node, ast.Import):
-            out.update(f for a in node.names if (f := _file_of(a.name)) is not None)
-    return out
-
-
-def test_every_module_that_decides_a_prediction_is_hashed():
-    seen, todo = set(), list(ROOTS)
+def _closure(roots: tuple[str, ...]) -> set[str]:
+    seen, todo = set(), list(roots)
     while todo:
         name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(_imports(name))
-    hashed = set(LIVE_COMPILER_FILES) | set(RESOLVER_FILES) | set(LEXICON_FILES)
-    assert sorted(seen - hashed - set(NOT_DECIDING)) == []
+        if name in seen:
+            continue
+        seen.add(name)
+        for module in imports_of(PACKAGE / name, PACKAGE.parent):
+            found = _file_of(module)
+            if found is not None:
+                todo.append(found)
+    return seen
+
+
+def test_every_module_that_decides_a_run_is_in_its_identity():
+    assert sorted(_closure(DECIDING_ROOTS) - set(RESOLVER_FILES)) == []
+
+
+def test_the_prompts_the_lanes_send_are_in_the_identity():
+    prompts = sorted(p.relative_to(PACKAGE).as_posix()
+                     for p in (PACKAGE / "models" / "prompts").glob("*.txt"))
+    assert prompts and set(prompts) <= set(RESOLVER_FILES)
+
+
+def test_every_module_that_makes_live_plans_pins_them():
+    assert sorted(_closure(COMPILER_ROOTS) - set(LIVE_COMPILER_FILES)) == []
+
+
+def test_the_walker_sees_relative_imports(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("def f():\n    from .b import g\n")
+    assert "pkg.b" in imports_of(tmp_path / "pkg" / "a.py", tmp_path)
 
 
 def test_every_hashed_file_exists():
-    hashed = set(LIVE_COMPILER_FILES) | set(RESOLVER_FILES) | set(LEXICON_FILES)
+    hashed = set(LIVE_COMPILER_FILES) | set(RESOLVER_FILES)
     assert sorted(n for n in hashed if not (PACKAGE / n).is_file()) == []

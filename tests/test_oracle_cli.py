@@ -1,4 +1,8 @@
 """`factres oracle ...`: help, output folders, errors."""
+import shutil
+from pathlib import Path
+
+import orjson
 from click.testing import CliRunner
 from test_oracle_paths import write_tiny
 
@@ -56,3 +60,57 @@ def test_ceiling_cut_short_by_its_time_limit_says_so(tmp_path):
                                     "stopped the solver first (6k haystack ")
     assert "best found 5, bound 8" in result.stderr
     assert '"status": "FEASIBLE"' in (out / "ceiling.json").read_text()
+
+
+def _copy_run(tmp_path, run_id, data):
+    """A committed run folder copied under tmp_path/results/, its meta.json's data paths
+    replaced by `data` (the recorded sha256 kept under the new name)."""
+    src = Path(__file__).resolve().parent.parent / "results" / run_id
+    dst = tmp_path / "results" / run_id
+    shutil.copytree(src, dst)
+    meta = orjson.loads((dst / "meta.json").read_bytes())
+    (old,) = meta["data"]
+    meta["data_sha256"] = {data: meta["data_sha256"][old]}
+    meta["data"] = [data]
+    (dst / "meta.json").write_bytes(orjson.dumps(meta))
+    return dst
+
+
+def test_a_run_made_in_another_checkout_finds_its_bundled_data(tmp_path):
+    run = _copy_run(tmp_path, "dev-6k-search-reading",
+                    "/nowhere/else/resolver/data/fc/factconsolidation_6k.json")
+    out = tmp_path / "nb"
+    result = CliRunner().invoke(main, ["oracle", "nbest", str(run), "--out", str(out)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert (out / "nbest.json").is_file()
+
+
+def test_a_run_whose_data_is_gone_is_one_clean_error(tmp_path):
+    run = _copy_run(tmp_path, "dev-6k-search-reading", "/nowhere/else/mine.json")
+    result = CliRunner().invoke(main, ["oracle", "misses", str(run), "--out",
+                                       str(tmp_path / "m")], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {run / 'meta.json'}: the run's data file is gone "
+                                    "(tried /nowhere/else/mine.json, ")
+
+
+def test_an_analysis_of_a_bare_context_is_refused(tmp_path):
+    context = Path(__file__).resolve().parent.parent / "resolver" / "data" / "fc" / \
+        "factconsolidation_32k_context.txt"
+    for command in ("paths", "versions", "ceiling", "signals"):
+        result = CliRunner().invoke(main, ["oracle", command, "--data", str(context), "--out",
+                                           str(tmp_path / command)], catch_exceptions=False)
+        assert result.exit_code == 1, command
+        assert result.output == (f"Error: {context}: the data has no questions: nothing to "
+                                 "analyse (a bare context?) (expected rows with questions and "
+                                 "answers)\n"), command
+        assert not (tmp_path / command).exists()
+
+
+def test_nbest_of_an_imported_run_is_refused(tmp_path):
+    run = Path(__file__).resolve().parent.parent / "results" / "imported-nous-6k"
+    result = CliRunner().invoke(main, ["oracle", "nbest", str(run), "--out", str(tmp_path / "n")],
+                                catch_exceptions=False)
+    assert result.exit_code == 1
+    assert "it has no plan sets, so plan recall@N means nothing for it" in result.output

@@ -70,3 +70,9 @@ def test_a_scored_run_loads_numpy_and_not_lark(warm_cache, tmp_path):
     loaded = _heavy_modules(["run", "--results-dir", str(tmp_path), "--no-progress"],
                             warm_cache)
     assert loaded == {"numpy"}
+
+
+def test_an_unscored_test_run_loads_neither(warm_cache, tmp_path):
+    loaded = _heavy_modules(["run", "--split", "test", "--allow-dirty", "--results-dir",
+                             str(tmp_path), "--no-progress"], warm_cache)
+    assert loaded == set()

@@ -188,6 +188,10 @@ def verify_plan_set(set_id_or_path: str | Path, root: str | Path | None = None) 
 def load_plan_set(set_id_or_path: str | Path, root: str | Path | None = None) -> PlanSet:
     """An archived set, verified first; ArchiveError naming the file on any mismatch."""
     folder = set_dir(set_id_or_path, root)
+    if not folder.is_dir():
+        raise ArchiveError(f"no plan set {str(set_id_or_path)!r} (no folder {folder}); "
+                           "`factres plans list` shows the archive ($FACTRES_PLANS, else the "
+                           "repository's plans/)")
     problems = verify_plan_set(folder)
     if problems:
         more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""

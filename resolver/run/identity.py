@@ -17,15 +17,35 @@ from pathlib import Path
 
 # The resolver package's root folder: the source files below are named relative to it.
 PACKAGE = Path(__file__).resolve().parent.parent
-# Sources whose code makes the live plans (hashed into meta.json for live plan sets).
-LIVE_COMPILER_FILES = ("plan/compile_rules.py", "plan/compile_lexicon.py", "plan/lexicon.py",
-                       "plan/question.py", "plan/asked.py", "search/path_search.py",
-                       "plan/signatures.py", "text/relations.py")
-# Sources whose code turns plans into predictions (hashed into the run id's config hash).
-RESOLVER_FILES = ("search/resolve.py", "search/path_search.py", "search/candidates.py",
-                  "plan/question.py", "plan/asked.py", "plan/lexicon.py", "store/fact_store.py",
-                  "text/facts.py", "store/provenance.py", "text/relations.py")
-LEXICON_FILES = ("plan/lexicon.py", "plan/compile_lexicon.py", "plan/signatures.py")
+
+
+def _stage_files(*parts: str) -> tuple[str, ...]:
+    """Every source and prompt file of the named stage folders and top-level modules, relative
+    to the package root, sorted. Whole folders, not lists of modules: a module added to a stage
+    is hashed without anyone remembering to name it."""
+    out = []
+    for part in parts:
+        path = PACKAGE / part
+        if path.is_file():
+            out.append(part)
+        elif path.is_dir():
+            out += [f.relative_to(PACKAGE).as_posix() for f in path.rglob("*")
+                    if f.is_file() and f.suffix in (".py", ".txt", ".json", ".md")
+                    and "__pycache__" not in f.parts]
+    return tuple(sorted(set(out)))
+
+
+# What makes the live plans: the reading of questions over the store, the compilers, and the
+# search module the lexicon compiler's typed readings share (meta.json's compiler_sha256 of a
+# live plan set; a frozen configuration's live sets).
+LIVE_COMPILER_FILES = _stage_files("__init__.py", "errors.py", "haystack.py", "text", "store",
+                                   "plan", "search/path_search.py")
+# What decides a run's predictions and scores (the run id's config hash): every stage from the
+# text up to the search, the model lanes (reader and repair answer or re-plan), and scoring.
+RESOLVER_FILES = _stage_files("__init__.py", "errors.py", "haystack.py", "text", "store", "plan",
+                              "models", "search", "run/scoring.py")
+LEXICON_FILES = ("plan/lexicon.py", "plan/compile_lexicon.py", "plan/signatures.py",
+                 "plan/asked.py")
 VERSIONED = ("factres", "lark", "orjson", "numpy", "click", "ollama")
 # The installed packages whose files a frozen configuration pins: resolver/ and, beside it,
 # oracle/ (located by folder, never imported: resolver does not import oracle).

@@ -241,9 +241,9 @@ def _round(x: float | None) -> float | None:
 
 def cell_row(cell: Cell, reader: str, scored: bool) -> dict:
     """A metrics row (result_schema.MetricsRow) of one source."""
-    import numpy as np  # lazily, as in bootstrap_means
     em = ci = None
     if scored and cell.n:
+        import numpy as np  # lazily, as in bootstrap_means: an unscored run never needs it
         means = bootstrap_means(cell.em, cell.source)
         em, ci = float(np.mean(cell.em)), interval(means)
     rate = (cell.stale / cell.stale_eligible) if scored and cell.stale_eligible else None
@@ -260,7 +260,12 @@ def pooled_rows(cells: list[Cell], reader: str, scored: bool) -> list[dict]:
     """Pooled rows: sh, mh (each the mean over sizes) and all (the mean over every sh and mh
     cell). The pooled interval comes from averaging the cells' bootstrap means resample by
     resample, so it is an interval of the mean over sizes, not of a pool of questions."""
-    import numpy as np  # lazily, as in bootstrap_means
+    if scored:
+        import numpy as np  # lazily, as in bootstrap_means: an unscored run never needs it
+        mean = np.mean
+    else:
+        def mean(values):
+            return sum(values) / len(values)
     groups = [(k, [c for c in cells if c.kind == k]) for k in KIND_ORDER]
     groups = [(k, g) for k, g in groups if g]
     if groups:
@@ -277,7 +282,7 @@ def pooled_rows(cells: list[Cell], reader: str, scored: bool) -> list[dict]:
             rates = [c.stale / c.stale_eligible for c in group if c.kind == "sh"
                      and c.stale_eligible]
             rate = float(np.mean(rates)) if rates else None
-        answered = float(np.mean([sum(c.answered) / c.n for c in group if c.n]))
+        answered = float(mean([sum(c.answered) / c.n for c in group if c.n]))
         sh = [c for c in group if c.kind == "sh"]
         counted = scored and kind != "mh"
         rows.append({"label": f"pooled {kind}", "source": f"pooled {kind}", "kind": kind,
