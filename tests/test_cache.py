@@ -42,6 +42,21 @@ def test_changed_context_or_grammar_never_reuses_the_cache(parses, monkeypatch):
     assert parses == [1, 1, 1]
 
 
+def test_changed_parsing_code_never_reuses_the_cache(parses, monkeypatch):
+    cache.load_parse(TEXT)
+    assert parses == [1]
+    monkeypatch.setattr(cache, "parsing_code_sha256", lambda: "1" * 64)
+    cache.load_parse(TEXT)
+    assert parses == [1, 1]
+
+
+def test_the_parsing_code_hash_reads_the_parser_sources():
+    here = Path(cache.__file__).resolve().parent
+    assert {"facts.py", "grammar.py"} == set(cache.PARSING_CODE)
+    assert all((here / name).is_file() for name in cache.PARSING_CODE)
+    assert len(cache.parsing_code_sha256()) == 64
+
+
 def test_corrupt_cache_file_is_ignored_and_rewritten(parses):
     cache.load_parse(TEXT)
     file = cache.cache_file(TEXT)

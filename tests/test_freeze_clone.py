@@ -65,6 +65,28 @@ def test_a_committed_change_to_a_package_file_is_refused_naming_it(clone):
     assert refused.returncode == 1
     lines = refused.stderr.splitlines()
     assert lines[0] == f"Error: this checkout differs from the frozen configuration {frozen}:"
-    assert [line.split(":")[0] for line in lines[1:-1]] == [
-        "  - file resolver/haystack.py changed"]
-    assert not (tmp / "results" / "docs-2").exists()
+    named = [line.split(":")[0] for line in lines[1:-1]]
+    # the file, and the live plan sets whose compiler code it is part of
+    assert named[0] == "  - file resolver/haystack.py changed"
+    assert all(line.startswith("  - plan set live:") for line in named[1:])
+    # the refused run left no folder: only the docs-only run is there
+    assert sorted(p.name for p in (tmp / "results").iterdir()) == ["docs"]
+
+
+def test_a_parser_change_never_reads_the_old_parsers_cache(clone):
+    """The parse cache holds the parser's output: a committed change to the code that builds
+    facts must parse afresh, not read what the old code cached."""
+    tmp, repo = clone
+    data = str(repo / "resolver" / "data" / "fc" / "factconsolidation_6k.json")
+    before = factres(repo, tmp, "parse", data, "--json")          # warms the shared cache
+    assert before.returncode == 0, before.stderr
+    facts = repo / "resolver" / "text" / "facts.py"
+    text = facts.read_text()
+    old = "obj.value.rstrip(_LINE_END)[:-1], line"
+    assert old in text
+    facts.write_text(text.replace(old, 'obj.value.rstrip(_LINE_END)[:-1] + "X", line'))
+    git(repo, "commit", "-qam", "a parser change")
+    after = factres(repo, tmp, "frontier", "--data", data)
+    assert after.returncode == 0, after.stderr
+    values = [line.split("\t")[2] for line in after.stdout.splitlines() if "\t" in line]
+    assert values and all(v.endswith("X") for v in values)

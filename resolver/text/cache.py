@@ -1,7 +1,9 @@
-"""On-disk cache of parsed facts, keyed by the sha256 of the context and of the grammar.
+"""On-disk cache of parsed facts, keyed by the sha256 of the context, of the grammar and of the
+code that turns a parse into facts.
 
-A changed grammar, context or factres version changes the key, so a stale cache is never
-reused. The folder is $FACTRES_CACHE, else $XDG_CACHE_HOME/factres, else ~/.cache/factres. One
+A changed grammar, context, parsing code (this package's `facts.py` and `grammar.py`) or
+factres version changes the key, so a stale cache is never reused: a frozen test run after a
+committed parser change parses afresh instead of reading the old code's facts. The folder is $FACTRES_CACHE, else $XDG_CACHE_HOME/factres, else ~/.cache/factres. One
 file per context, `<key>.json`, written atomically (temporary file, then rename); a file that
 cannot be read back or does not match its key is ignored and rewritten. A folder that cannot be
 written is no error: the parse goes on without the cache and its notes say so.
@@ -15,6 +17,7 @@ import hashlib
 import os
 import tempfile
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 
 import orjson
@@ -37,11 +40,24 @@ def cache_dir() -> Path:
     return Path.home() / ".cache" / "factres"
 
 
+# The code whose output the cache holds: a change to either makes every entry stale.
+PARSING_CODE = ("facts.py", "grammar.py")
+
+
+@lru_cache(maxsize=None)
+def parsing_code_sha256() -> str:
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in PARSING_CODE:
+        digest.update(name.encode("utf-8") + b"\0" + (here / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def cache_key(context: str) -> str:
-    """sha256 over the context's sha256, the grammar's sha256, the factres version and the
-    file format."""
+    """sha256 over the context's sha256, the grammar's sha256, the parsing code's sha256, the
+    factres version and the file format."""
     parts = (hashlib.sha256(context.encode("utf-8")).hexdigest(), grammar.grammar_sha256(),
-             __version__, str(FORMAT))
+             parsing_code_sha256(), __version__, str(FORMAT))
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
