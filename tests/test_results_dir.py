@@ -110,4 +110,23 @@ def test_an_oracle_command_checks_its_folder_before_the_analysis(tmp_path, monke
     for option in (["--results-dir", blocker / "results"], ["--out", blocker / "out"]):
         result = invoke("oracle", "ceiling", *option)
         assert result.exit_code == 1
-        assert "cannot write result folders here" in result.output
+        assert ": cannot write here: " in result.output
+
+
+def test_score_tables_and_freeze_refuse_an_unwritable_place_in_one_line(tmp_path):
+    """Checked before any work, one line naming the place: never a traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    harness = Path(__file__).parent / "data" / "mab-outputs"
+    sample = sorted(harness.glob("factconsolidation_sh_*_results.json"))[0]
+    runner = CliRunner()
+    cases = [
+        (["score", str(sample), "--results-dir", str(blocker / "r")], f"{blocker / 'r'}: "),
+        (["tables", "--out", str(blocker / "t")], f"{blocker / 't'}: "),
+        (["freeze", str(blocker / "f.json")], f"{blocker / 'f.json'}: "),
+    ]
+    for args, where in cases:
+        result = runner.invoke(main, args, catch_exceptions=False)
+        assert result.exit_code == 1, args
+        assert result.output.startswith(f"Error: {where}"), result.output
+        assert result.output.count("\n") == 1, result.output

@@ -14,13 +14,18 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 
 def library_errors(func):
-    """Turn the library's own errors into a clean message and exit status 1."""
+    """Turn the library's own errors into a clean message and exit status 1; a file system error
+    the library did not foresee (a full disk, a folder that became read-only mid-run) becomes
+    one line naming the file too, never a traceback."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
             return func(*args, **kwargs)
         except FactresError as exc:
             raise click.ClickException(str(exc)) from None
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
     return wrapper
 
 

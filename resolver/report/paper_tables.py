@@ -45,6 +45,7 @@ from resolver.report.folders import (
 )
 from resolver.report.references import SIZES, load_references
 from resolver.run.result_schema import results_root
+from resolver.run.run_folder import ensure_writable
 from resolver.run.tables import DASH, Cell, Table, latex_table, markdown_table, pct, tex
 
 TABLES = ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref")
@@ -466,9 +467,11 @@ def make_tables(refs: tuple[str, ...] = (), *, results: str | Path | None = None
                 plot: bool = False) -> Report:
     """`factres tables`: gather the folders, build the tables (all, or `names`, which must
     then each have input), write them, and with `plot` the figures."""
+    target = Path(out) if out is not None else results_root(results) / DEFAULT_OUT
+    # before any folder is read
+    ensure_writable(target, "a writable tables folder (--out, else <results dir>/tables)")
     folders = gather(refs, results)
     tables, notes = build(folders, names or TABLES, explicit=bool(names), references=references)
-    target = Path(out) if out is not None else results_root(results) / DEFAULT_OUT
     report = Report(write(tables, target, formats), notes)
     if plot:
         from resolver.report.figures import write_figures

@@ -216,6 +216,7 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
     root = results_root(results)
     if run_id is not None:
         check_run_id(root, run_id)
+    run_folder.ensure_writable(root)          # before any file is read or scored
     if not files:
         raise InputError("no prediction files given", expected="one file per source or more")
     paths = [str(f) for f in files]

@@ -113,13 +113,19 @@ def freeze(plans: tuple[str, ...], mode: str = "search", reader: str | None = No
 def write_frozen(path: str | Path, frozen: dict) -> Path:
     """Write a frozen configuration; an existing file is never overwritten."""
     path = Path(path)
-    if path.parent and not path.parent.is_dir():
-        path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        if path.parent and not path.parent.is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
-        raise ProtocolError(f"{path} exists: a frozen configuration is never overwritten; "
-                            "freeze into a new file") from None
+        if path.exists():
+            raise ProtocolError(f"{path} exists: a frozen configuration is never overwritten; "
+                                "freeze into a new file") from None
+        raise InputError("cannot create the frozen configuration: a parent is a file",
+                         path=str(path), expected="a path in a writable folder") from None
+    except OSError as exc:
+        raise InputError(f"cannot write the frozen configuration: {exc.strerror or exc}",
+                         path=str(path), expected="a path in a writable folder") from None
     with os.fdopen(fd, "wb") as handle:
         handle.write(dumps(frozen))
     return path

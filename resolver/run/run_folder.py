@@ -56,7 +56,8 @@ def check_run_id(root: Path, run_id: str) -> None:
                              "overwritten; choose another --run-id or omit it")
 
 
-def ensure_writable(root: Path) -> None:
+def ensure_writable(root: Path, expected: str = "a writable results folder (--results-dir or "
+                                                "$FACTRES_RESULTS)") -> None:
     """Fail before any work when run folders cannot be written under `root`. Folders made to
     check are removed again: a run refused later leaves nothing behind."""
     made = [p for p in (root, *root.parents) if not p.exists()]
@@ -66,9 +67,8 @@ def ensure_writable(root: Path) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise InputError(f"cannot write result folders here: {exc.strerror or exc}",
-                         path=str(root), expected="a writable results folder (--results-dir "
-                         "or $FACTRES_RESULTS)") from None
+        raise InputError(f"cannot write here: {exc.strerror or exc}", path=str(root),
+                         expected=expected) from None
     finally:
         for folder in made:           # deepest first
             try:
