@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from test_imported import MH_FILE, NOUS_FILE, SH_FILE
 
 from oracle.cli import main
+from resolver.haystack import bundled_path
 
 
 @pytest.fixture
@@ -77,3 +78,26 @@ def test_help_ends_with_an_example():
     result = invoke("score", "-h")
     assert result.exit_code == 0
     assert "Example: factres score" in result.output
+
+
+def test_what_the_rows_loader_noted_is_said_and_recorded(results, tmp_path):
+    """Gold given as plain strings and a fact line that fits no template: `score` says both, as
+    `run` does, and records them in meta.json."""
+    from resolver.haystack import bundled_path
+    doc = json.loads(bundled_path().read_text("utf-8"))
+    odd = "0. Thomas Kyd likes the city of London."
+    for row in doc["data"]:
+        row["answers"] = [a[0] for a in row["answers"]]
+        row["context"] = row["context"].replace(
+            "0. Thomas Kyd was born in the city of London.", odd)
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps(doc), "utf-8")
+    result = invoke("score", SH_FILE, "--data", str(rows), "--run-id", "odd")
+    assert result.exit_code == 0, result.output
+    assert (f"note: {rows}: row 0: 100 answer list(s) given as a plain string, each read as one "
+            "answer, never as letters (first: question 0)") in result.stderr
+    assert (f"warning: 1 fact line(s) of the rows' contexts fit no template and were not read "
+            "(the stale rate and misses see a store without them; recorded in meta.json); the "
+            f"first: {rows}: row 0, context line 2: {odd}") in result.stderr
+    meta = orjson.loads((results / "odd" / "meta.json").read_bytes())
+    assert meta["unparsed"]["count"] == 1 and len(meta["notes"]) == 2

@@ -38,7 +38,7 @@ from resolver.run.identity import git_state, package_versions, sha256, source_ha
 from resolver.run.protocol import DEV_SIZES, TEST_SIZES
 from resolver.run.result_schema import IMPORTED_META_SCHEMA, METRICS_SCHEMA, dumps, results_root
 from resolver.run.run_folder import check_run_id
-from resolver.run.runs import Run
+from resolver.run.runs import Run, unparsed_record
 from resolver.search.resolve import Prediction
 
 KIND = "imported"
@@ -276,6 +276,9 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
                        "gold_disagreements": len(disagreements),
                        "files_disagreeing": sum(1 for c in checks if c["agrees"] is False)},
             "missing": missing, "empty": empty, "gold_disagreements": disagreements,
+            # what the rows' loader noted (gold given as plain strings, ...) and the fact
+            # lines of their contexts that fit no template, as a resolver run records them
+            "notes": list(dataset.notes), "unparsed": unparsed_record(dataset),
             "versions": package_versions(), "git": git_state()}
     path = run_folder.write_run(claimed, meta, rows, [], metrics)
     return Run(run_id, path, meta, metrics, rows)
@@ -315,7 +318,16 @@ def findings(meta: dict) -> list[str]:
     """The notes and warnings of an imported run, one line each: what the files said of
     themselves, every file score that disagrees (with its questions), every question without a
     record, every empty prediction and every gold the file has otherwise than the rows."""
-    lines = []
+    lines = [f"note: {n}" for n in meta.get("notes", [])]
+    unparsed = meta.get("unparsed") or {"count": 0, "first": []}
+    if unparsed["count"]:
+        first = unparsed["first"][0]
+        where = first["path"] + (f": row {first['row']}, context line {first['line']}"
+                                 if first["row"] is not None else f":{first['line']}")
+        lines.append(f"warning: {unparsed['count']} fact line(s) of the rows' contexts fit no "
+                     "template and were not read (the stale rate and misses see a store "
+                     f"without them; recorded in meta.json); the first: {where}: "
+                     f"{first['text']}")
     for f in meta["files"]:
         lines += [f"note: {f['path']}: {n}" for n in f["notes"]]
         if f["agrees"] is None:
