@@ -172,9 +172,23 @@ def test_a_model_missing_mid_run_falls_back_without_retry(dataset, monkeypatch):
 
 
 def test_server_error_is_retried_twice_then_falls_back(dataset):
-    plan_set, server = compile_with(dataset, lambda r: Status(500, "out of memory"))
-    assert_all_fell_back(dataset, plan_set, "http error", "http error: 500 out of memory")
-    assert len(server.chat_requests()) == 6 * 3
+    # one question's 500s (retried twice) fall back; the other questions are answered
+    bad = dataset.questions[0].text
+    good = lexicon_reply(dataset)
+    plan_set, server = compile_with(
+        dataset, lambda r: Status(500, "out of memory")
+        if bad in r["messages"][-1]["content"] else good(r))
+    assert plan_set.manifest["fallback_count"] == 1
+    assert plan_set.plans[dataset.questions[0].qid].plans[0].note.startswith(
+        "fallback: http error: 500 out of memory")
+    assert len(server.chat_requests()) == 3 + (len(dataset.questions) - 1)
+
+
+def test_a_host_that_answers_500_to_every_call_stops_the_planner(dataset):
+    with pytest.raises(ModelHostError) as err:
+        compile_with(dataset, lambda r: Status(500, "out of memory"))
+    assert "stopped answering: 3 calls in a row failed (last: http error: 500 out of memory)" \
+        in str(err.value)
 
 
 def test_a_retry_that_succeeds_is_not_a_fallback(dataset):

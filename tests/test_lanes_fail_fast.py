@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 from click.testing import CliRunner
-from ollama_server import MODEL, OllamaServer, Reply, Slow, refused_url
+from ollama_server import MODEL, OllamaServer, Reply, Slow, Status, refused_url
 
 from resolver.cli import main
 
@@ -71,6 +71,18 @@ def test_a_host_that_stops_answering_stops_the_run_after_three_calls(tmp_path):
     assert result.output.startswith(f"Error: Ollama host {server.url} stopped answering: 3 "
                                     "calls in a row failed (last: timeout: no reply from")
     assert len(server.chat_requests()) == 3
+    assert_nothing_recorded(results)
+
+
+def test_a_host_that_answers_every_call_with_500_stops_after_three_calls(tmp_path):
+    # the bundled 200 questions: each call is retried twice, then counted; three in a row stop
+    with OllamaServer(lambda r: Status(500)) as server:
+        result, results = run(tmp_path, "--reader", SPEC, "--host", server.url,
+                              "--timeout", "0.2")
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: Ollama host {server.url} stopped answering: 3 "
+                                    "calls in a row failed (last: http error: 500")
+    assert len(server.chat_requests()) == 3 * 3
     assert_nothing_recorded(results)
 
 

@@ -27,7 +27,8 @@ SPEC_PREFIX = "ollama:"
 MAX_RETRIES = 2              # on connection errors and 5xx only: a 404 or a bad reply stays bad
 RETRY_BACKOFF = 0.25         # seconds, times the attempt number
 PROBE_TIMEOUT_S = 10.0       # the host check: the model list answers at once on a live host
-MAX_HOST_FAILURES = 3        # calls in a row that could not connect or timed out: host is down
+MAX_HOST_FAILURES = 3        # calls in a row that could not connect, timed out or got a 5xx
+                             # after their retries: the host is down or broken
 
 # ModelCallError kinds, in the words the manifest and the notes use.
 TIMEOUT = "timeout"
@@ -135,8 +136,11 @@ class ModelClient:
         return Reply(content, done_reason, attempt)
 
     def _count_host_failure(self, exc: ModelCallError) -> None:
-        """Stop the lane once the host has failed to connect or answer several times running."""
-        if exc.kind not in (REFUSED, CONNECTION, TIMEOUT):
+        """Stop the lane once the host has failed to connect or answer several times running; a
+        server error (5xx) that outlived its retries counts too: a host that answers every call
+        with 500 is as dead to the lane as one that refuses."""
+        server_error = exc.kind == HTTP_ERROR and exc.detail.startswith("5")
+        if exc.kind not in (REFUSED, CONNECTION, TIMEOUT) and not server_error:
             self.host_failures = 0
             return
         self.host_failures += 1
