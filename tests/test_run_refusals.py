@@ -101,8 +101,7 @@ def test_an_unwritable_results_folder_is_refused_before_any_work(tmp_path, monke
     blocker.write_text("x")
     result = invoke("run", "--data", SMALL, "--results-dir", blocker / "results")
     assert result.exit_code == 1
-    assert result.output.startswith(f"Error: {blocker / 'results'}: cannot write result folders "
-                                    "here: ")
+    assert result.output.startswith(f"Error: {blocker / 'results'}: cannot write here: ")
     assert result.output.endswith("(expected a writable results folder (--results-dir or "
                                   "$FACTRES_RESULTS))\n")
 
@@ -235,3 +234,8 @@ def test_fallback_counts_reach_meta_and_the_tables(tmp_path, plans):
     assert "| m (fallbacks: 1) | search |" in table
     assert ("(fallbacks: N): questions whose plans from that set are the lexicon's, because "
             "the model planner's call failed.") in table
+
+
+def test_the_tables_folder_is_never_a_run_id(tmp_path):
+    with pytest.raises(InputError, match="run id 'tables' is the paper tables' folder"):
+        run_folder.check_run_id(tmp_path, "tables")

@@ -11,9 +11,9 @@ from pathlib import Path
 import orjson
 
 from resolver.errors import InputError
-from resolver.run.result_schema import META_FILE, METRICS_FILE, incomplete, results_root
+from resolver.run.result_schema import META_FILE, METRICS_FILE, TABLES_DIR, incomplete, results_root
 
-DEFAULT_OUT = "tables"          # the tables' folder under the results folder (never read back)
+DEFAULT_OUT = TABLES_DIR        # the tables' folder under the results folder (never read back)
 SCORE, NBEST, CEILING = "score run", "oracle nbest", "oracle ceiling"
 KIND_FILES = {NBEST: "nbest.json", CEILING: "ceiling.json"}
 FC_SOURCE = re.compile(r"factconsolidation_(sh|mh)_(\d+k)\Z")

@@ -25,6 +25,8 @@ from typing import Any, Iterable, TypedDict
 import orjson
 
 RESULTS_ENV = "FACTRES_RESULTS"
+# The paper tables' folder under the results folder (`factres tables`): never a run id.
+TABLES_DIR = "tables"
 META_FILE = "meta.json"
 PREDICTIONS_FILE = "predictions.jsonl"
 TRACES_FILE = "traces.jsonl"

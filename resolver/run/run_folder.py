@@ -31,6 +31,7 @@ from resolver.run.result_schema import (
     META_FILE,
     METRICS_FILE,
     PREDICTIONS_FILE,
+    TABLES_DIR,
     TABLE_MD_FILE,
     TABLE_TEX_FILE,
     TMP_PREFIX,
@@ -51,6 +52,10 @@ def check_run_id(root: Path, run_id: str) -> None:
         raise InputError(f"bad run id {run_id!r}",
                          expected="letters, digits, '.', '_' or '-', not starting with "
                                   "'.', '_' or '-'")
+    if run_id == TABLES_DIR:
+        # `factres tables` writes into <results>/tables/: a run there would be written over
+        raise InputError(f"run id {run_id!r} is the paper tables' folder",
+                         expected="another run id")
     if (root / run_id).exists():
         raise RunExistsError(f"run {run_id!r} exists in {root}/: results are never "
                              "overwritten; choose another --run-id or omit it")
