@@ -239,3 +239,26 @@ def test_fallback_counts_reach_meta_and_the_tables(tmp_path, plans):
 def test_the_tables_folder_is_never_a_run_id(tmp_path):
     with pytest.raises(InputError, match="run id 'tables' is the paper tables' folder"):
         run_folder.check_run_id(tmp_path, "tables")
+
+
+def test_reader_failures_are_marked_in_the_tables(tmp_path):
+    """A reader whose calls fail for some questions scores those as unanswered: the mab-fc row
+    names how many, as it names a plan set's fallbacks."""
+    calls = []
+
+    def respond(request):       # every other reader call fails
+        calls.append(1)
+        return "not json" if len(calls) % 2 else {"answer": "France"}
+    with OllamaServer(respond) as server:
+        result = invoke("run", "--data", SMALL, "--reader", f"ollama:{MODEL}", "--host",
+                        server.url, "--results-dir", tmp_path / "r", "--run-id", "rd")
+    assert result.exit_code == 0, result.output
+    failed = orjson.loads((tmp_path / "r" / "rd" / "meta.json").read_bytes())["counts"][
+        "reader_failures"]
+    assert failed >= 1
+    invoke("tables", "rd", "--results-dir", tmp_path / "r", "--out", tmp_path / "t",
+           "--table", "mab-fc", "--format", "md")
+    table = (tmp_path / "t" / "mab-fc.md").read_text()
+    assert f"| search | ollama:{MODEL} (no answer: {failed}) |" in table
+    assert "(no answer: N): questions whose reader call failed; they count as unanswered." \
+        in table

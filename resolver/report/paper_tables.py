@@ -77,6 +77,7 @@ def _em_cell(row: dict | None) -> Cell:
 
 
 FALLBACKS = "fallbacks"
+READER_FAILURES = "no answer"
 
 
 def _sets_text(meta: dict) -> str:
@@ -133,8 +134,12 @@ def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
     else:
         sets = _sets_text(meta)
         mode = (meta.get("config") or {}).get("mode") or "search"
-        out = [Cell(sets), Cell(mode),
-               Cell(meta.get("reader") or metrics.get("reader") or "none"), split]
+        reader = meta.get("reader") or metrics.get("reader") or "none"
+        failed = (meta.get("counts") or {}).get("reader_failures")
+        if failed:
+            # the reader's failed calls scored as empty answers: the row must say how many
+            reader += f" ({READER_FAILURES}: {failed})"
+        out = [Cell(sets), Cell(mode), Cell(reader), split]
         marks = _run_marks(meta)
     for size in SIZES:
         out += [_em_cell(cells.get((size, "sh"))), _em_cell(cells.get((size, "mh")))]
@@ -172,6 +177,9 @@ def fc_table(folders: list[Folder], notes: list[str]) -> Table | None:
     if any(row[0].mark for row in groups.get(IMPORTED, [])):
         foot.append(f"{PARTIAL} some questions have no prediction in the imported files: they "
                     "count as unanswered and wrong (listed in the run's meta.json).")
+    if any(f"({READER_FAILURES}: " in row[2].text for rows in groups.values() for row in rows):
+        foot.append(f"({READER_FAILURES}: N): questions whose reader call failed; they count "
+                    "as unanswered.")
     if any(f"({FALLBACKS}: " in row[0].text for rows in groups.values() for row in rows):
         foot.append(f"({FALLBACKS}: N): questions whose plans from that set are the lexicon's, "
                     "because the model planner's call failed.")
