@@ -101,3 +101,31 @@ def test_what_the_rows_loader_noted_is_said_and_recorded(results, tmp_path):
             f"first: {rows}: row 0, context line 2: {odd}") in result.stderr
     meta = orjson.loads((results / "odd" / "meta.json").read_bytes())
     assert meta["unparsed"]["count"] == 1 and len(meta["notes"]) == 2
+
+
+def test_a_field_map_for_harness_files_alone_is_refused(results):
+    result = invoke("score", SH_FILE, "--field", "prediction=parsed_output")
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: ")
+    assert ("--field prediction=parsed_output names fields of generic files, and every file "
+            "here is a MemoryAgentBench harness output") in result.output
+    # read as generic records, the same file takes the map
+    again = invoke("score", SH_FILE, "--format", "json", "--field", "prediction=parsed_output",
+                   "--run-id", "parsed")
+    assert again.exit_code == 0, again.output
+    rows = [json.loads(line) for line in (results / "parsed" / "predictions.jsonl").open()]
+    harness = json.loads(open(SH_FILE, encoding="utf-8").read())["data"]
+    by_qid = {r["qa_pair_id"]: r["parsed_output"] for r in harness}
+    assert all(r["prediction"] == by_qid[r["qid"]] for r in rows if r["qid"] in by_qid)
+
+
+def test_a_generic_data_object_with_a_field_map(results, tmp_path):
+    harness = json.loads(open(SH_FILE, encoding="utf-8").read())["data"]
+    generic = {"data": [{"qid": r["qa_pair_id"], "pred": r["output"]} for r in harness]}
+    path = tmp_path / "generic.json"
+    path.write_text(json.dumps(generic), "utf-8")
+    result = invoke("score", path, "--field", "id=qid", "--field", "prediction=pred",
+                    "--run-id", "generic")
+    assert result.exit_code == 0, result.output
+    meta = orjson.loads((results / "generic" / "meta.json").read_bytes())
+    assert meta["files"][0]["format"] == "json"

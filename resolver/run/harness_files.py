@@ -6,7 +6,8 @@ output and generic JSONL, CSV or JSON record lists.
   `dataset_config` (`sub_dataset` names the source), `data` (one record per question the model
   answered: `output`, `parsed_output`, `answer`, `qa_pair_id`, per-record metrics), `metrics`,
   `averaged_metrics` (percent).
-- `jsonl`, `csv`, `json` (a list of objects): one record per question with an id and a
+- `jsonl`, `csv`, `json` (a list of objects, or `{"data": [objects]}` without the harness's
+  own top-level keys): one record per question with an id and a
   prediction; the field names come from the field map (`--field prediction=answer`), else from
   the first of `GENERIC_CANDIDATES` the first record has. Harness files always use the
   harness's names (`MAB_FIELDS`), so one field map serves the generic files of a mixed call.
@@ -32,6 +33,9 @@ FORMATS = ("mab", "jsonl", "csv", "json")
 # record claims, and the file's own per-record score (0/1 or a boolean).
 FIELDS = ("id", "prediction", "gold", "source", "em")
 REQUIRED = ("id", "prediction")
+# Top-level keys only the harness writes: an object with "data" and none of these is a generic
+# record list.
+HARNESS_KEYS = {"agent_config", "dataset_config", "metrics", "averaged_metrics"}
 MAB_FIELDS = {"id": "qa_pair_id", "prediction": "output", "gold": "answer",
               "em": "substring_exact_match"}
 # Generic files: the first of these names the first record has. "answer" is in none of them:
@@ -248,18 +252,27 @@ def read_file(path: str | Path, fields: dict[str, str] | None = None, fmt: str |
         raise InputError("no such file", path=path)
     data = Path(path).read_bytes()
     text, notes = decode(data, path)
+    fmt_given = fmt
     fmt = fmt or detect_format(path, text)
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}", path=path, expected=", ".join(FORMATS))
     source = agent = dataset_config = reported = None
+    detected = fmt_given is None
     if fmt == "jsonl":
         objects = _objects_of_jsonl(text, path)
     elif fmt == "csv":
         objects = _objects_of_csv(text, path)
     else:
         top = _json(text, path)
+        if detected and fmt == "mab" and isinstance(top, dict) \
+                and isinstance(top.get("data"), list) and not set(top) & HARNESS_KEYS:
+            # {"data": [records]} with none of the harness's own keys: a generic record list
+            fmt = "json"
         if fmt == "json":
-            objects = _objects_of_list(top, path, "the top level")
+            if isinstance(top, dict) and isinstance(top.get("data"), list):
+                objects = _objects_of_list(top["data"], path, "'data'")
+            else:
+                objects = _objects_of_list(top, path, "the top level")
         else:
             if not isinstance(top, dict) or not isinstance(top.get("data"), list):
                 raise InputError("no 'data' list at the top level", path=path,

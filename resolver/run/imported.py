@@ -224,6 +224,14 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
         raise InputError("a file is named twice", path=next(p for p in paths
                                                              if paths.count(p) > 1))
     harness = [read_file(p, fields, fmt) for p in paths]
+    if fields and all(hf.format == "mab" for hf in harness):
+        # the harness names its fields itself; a map that changes nothing must not pass silently
+        raise InputError(f"--field {', '.join(f'{k}={v}' for k, v in sorted(fields.items()))} "
+                         "names fields of generic files, and every file here is a "
+                         "MemoryAgentBench harness output, whose fields are fixed "
+                         "(qa_pair_id, output, answer, substring_exact_match)", path=paths[0],
+                         expected="no --field for harness files, or --format jsonl|csv|json "
+                                  "to read the file as generic records")
     system, system_from = system_name(harness, name)
     dataset, gold = load([str(p) for p in data] or [str(bundled_path())])
     joined = join(harness, dataset)
