@@ -26,7 +26,13 @@ def test_markdown():
         "|---|---|---|--:|--:|--:|--:|\n"
         "| factconsolidation_sh_6k | sh | none | 100 | 97.0 [93.0, 100.0] | 100.0 | 12.5 (1/8) |\n"
         "| factconsolidation_mh_6k | mh | none | 100 | 50.0 [40.0, 60.0] | 95.5 | — |\n"
-        "| pooled all (6k+32k) | all | none | 200 | 73.5 [68.0, 79.0] | 100.0 | 12.5 (1/8) |\n")
+        "| pooled all (6k+32k) | all | none | 200 | 73.5 [68.0, 79.0] | 100.0 | 12.5 (mean over "
+        "sizes; 1/8 pooled) |\n")
+
+
+def test_a_stale_rate_pooled_over_one_size_is_its_own_fraction():
+    row = _row("pooled sh", "sh", 0.97, [0.93, 1.0], 0.125, 1, 8, pooled=True, sizes=("6k",))
+    assert cells(row)[-1] == "12.5 (1/8)"
 
 
 def test_latex_is_booktabs_with_a_rule_before_pooled_rows():
@@ -39,7 +45,8 @@ def test_latex_is_booktabs_with_a_rule_before_pooled_rows():
         "12.5 (1/8) \\\\\n"
         "factconsolidation\\_mh\\_6k & mh & none & 100 & 50.0 [40.0, 60.0] & 95.5 & --- \\\\\n"
         "\\midrule\n"
-        "pooled all (6k+32k) & all & none & 200 & 73.5 [68.0, 79.0] & 100.0 & 12.5 (1/8) \\\\\n"
+        "pooled all (6k+32k) & all & none & 200 & 73.5 [68.0, 79.0] & 100.0 & 12.5 (mean over "
+        "sizes; 1/8 pooled) \\\\\n"
         "\\bottomrule\n"
         "\\end{tabular}\n")
 

@@ -201,7 +201,12 @@ def em_text(row: MetricsRow) -> str:
 
 def cells(row: MetricsRow) -> tuple[str, ...]:
     """The seven table cells of a metrics row, as text."""
-    if row["stale_rate"] is not None:
+    if row["stale_rate"] is not None and row["pooled"] and len(row["sizes"]) > 1:
+        # the rate is the mean over sizes, as EM is; the count pools the questions, so it is
+        # said to be a different thing rather than left to read as the rate's fraction
+        stale = (f"{pct(row['stale_rate'])} (mean over sizes; "
+                 f"{row['stale']}/{row['stale_eligible']} pooled)")
+    elif row["stale_rate"] is not None:
         stale = f"{pct(row['stale_rate'])} ({row['stale']}/{row['stale_eligible']})"
     else:
         stale = DASH
