@@ -39,7 +39,8 @@ SKIPPED_STEP = 0.8         # a planned relation nothing satisfies, left out
 BASE_RANK = 0.4            # per rank of the base entity among the question's mentions
 PLAN_PRIOR = {"rule": 0.8, "lexicon": 0.4}
 OTHER_PLAN_PRIOR = 0.3     # model-compiled and derived plans
-OFFICE_CUE = 0.6           # "the Prime Minister of Sweden" names the office: its holder is asked
+# A base entity that names an office ("the Mayor of X"): its holder is what is asked.
+OFFICE_CUE = 0.6
 
 # Literalness for tie-breaks: lower is more literal.
 LITERAL_ORDER = {"rule": 0, "lexicon": 1, "search": 9}
