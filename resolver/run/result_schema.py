@@ -65,7 +65,8 @@ class MetaJson(TypedDict):
     config_sha256: str             # sha256 of `config_identity`; default run ids carry its
                                    # first 8 hex digits
     config_identity: dict[str, Any]  # what decides the results: data sha256, plan sets' plans
-                                   # sha256, split, lanes, grammar and resolver code sha256
+                                   # sha256, split, lanes, grammar and the sha256 of every file
+                                   # of the deciding stages (identity.RESOLVER_FILES)
     config: dict[str, Any]         # data, plans, split, reader, repair, host, timeout, bootstrap
     data: list[str]                # haystack files, as given (oracle/ re-reads them from here)
     data_sha256: dict[str, str]    # path -> sha256 of the file's bytes
