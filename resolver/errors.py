@@ -26,26 +26,30 @@ class InputError(FactresError):
         self.args = (self._render(),)
         return self
 
-    def _where(self) -> str:
-        if self.row is not None:
-            parts = [f"row {self.row}"]
-            if self.line is not None:
-                parts.append(f"context line {self.line}")
-            where = ", ".join(parts)
-            return f"{self.path}: {where}" if self.path else where
-        if self.line is None:
-            return self.path or ""
-        where = f"{self.line}" if self.column is None else f"{self.line}:{self.column}"
-        return f"{self.path}:{where}" if self.path else f"line {where}"
-
     def _render(self) -> str:
-        where = self._where()
+        where = place(self.path, self.line, row=self.row, column=self.column)
         text = f"{where}: {self.detail}" if where else self.detail
         if self.expected:
             text += f" (expected {self.expected})"
         if self.context:
             text += "\n    " + clip(self.context)
         return text
+
+
+def place(path: str | None, line: int | None, *, row: int | None = None,
+          column: int | None = None) -> str:
+    """Where something is, as messages name it: "file:line[:column]", or in a row file
+    "file: row R, context line N" (the line is a line of that row's context)."""
+    if row is not None:
+        parts = [f"row {row}"]
+        if line is not None:
+            parts.append(f"context line {line}")
+        where = ", ".join(parts)
+        return f"{path}: {where}" if path else where
+    if line is None:
+        return path or ""
+    where = f"{line}" if column is None else f"{line}:{column}"
+    return f"{path}:{where}" if path else f"line {where}"
 
 
 # How much of an offending line an error shows: a 1 MB line would bury the message.

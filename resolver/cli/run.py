@@ -6,6 +6,7 @@ import sys
 import click
 
 from resolver.cli.options import collector_paused, data_option, library_errors, results_dir_option
+from resolver.errors import place
 from resolver.run import protocol, runs, tables
 
 
@@ -168,8 +169,7 @@ def _report_input(meta: dict) -> None:
                    "read (recorded in meta.json; --strict makes this an error); the first:",
                    err=True)
         for u in unparsed["first"]:
-            where = u["path"] + (f": row {u['row']}, context line {u['line']}"
-                                 if u["row"] is not None else f":{u['line']}")
-            click.echo(f"  {where}: {u['text']}  ({u['reason']})", err=True)
+            click.echo(f"  {place(u['path'], u['line'], row=u['row'])}: {u['text']}  "
+                       f"({u['reason']})", err=True)
     for warning in meta["warnings"]:
         click.echo(f"warning: {warning}", err=True)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from resolver import __version__
-from resolver.errors import InputError
+from resolver.errors import InputError, place
 from resolver.haystack import Dataset, Gold, Question, bundled_path, load
 from resolver.run import run_folder, scoring
 from resolver.run.harness_files import HarnessFile, Record, read_file
@@ -330,8 +330,7 @@ def findings(meta: dict) -> list[str]:
     unparsed = meta.get("unparsed") or {"count": 0, "first": []}
     if unparsed["count"]:
         first = unparsed["first"][0]
-        where = first["path"] + (f": row {first['row']}, context line {first['line']}"
-                                 if first["row"] is not None else f":{first['line']}")
+        where = place(first["path"], first["line"], row=first["row"])
         lines.append(f"warning: {unparsed['count']} fact line(s) of the rows' contexts fit no "
                      "template and were not read (the stale rate and misses see a store "
                      f"without them; recorded in meta.json); the first: {where}: "
