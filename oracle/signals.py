@@ -68,7 +68,7 @@ def hop_signals(hop: PathHop, path_serials: list[int], store: FactStore,
                 position: dict[int, int], others_keys) -> dict:
     """`others_keys` answers `key in others_keys`: a set, or an `OthersKeys`."""
     f = hop.fact
-    subj, obj = norm(f.subject), norm(f.object)
+    subj = norm(f.subject)
     n = len(store)
     degree = len(store.by_object(f.object)) + sum(len(v) for v in
                                                    store.relations_of(f.object).values())

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from ollama_server import MODEL, OllamaServer, question_of, refused_url, write_small_data
 
 from resolver.cli import main
-from resolver.haystack import load
+from resolver.haystack import load, sha256_bytes
 from resolver.plan.archive import load_plan_set
 from resolver.plan.compile_lexicon import compile_question as lexicon
 from resolver.plan.planning import live_plan_sets
@@ -134,7 +134,7 @@ def test_a_legacy_all_failed_set_fails_verification_and_run_refuses_it(plans_dir
     body = orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
     (folder / "manifest.json").write_bytes(body)
     (folder / "SHA256SUMS").write_text(
-        "".join(f"{archive._sha256((folder / n).read_bytes())}  {n}\n" for n in archive.SUMMED))
+        "".join(f"{sha256_bytes((folder / n).read_bytes())}  {n}\n" for n in archive.SUMMED))
     problem = (f"{folder / 'manifest.json'}: all_failed: every model call failed, so the set "
                "holds only lexicon fallback plans; compile it again")
     assert invoke("plans", "verify", "old", code=1).splitlines()[0] == f"FAILED old: {problem}"

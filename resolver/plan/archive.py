@@ -10,7 +10,6 @@ manifest's creation time is metadata, not plan content. SHA256SUMS is in `sha256
 `cd plans/<id> && sha256sum -c SHA256SUMS` checks a set without factres."""
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -21,6 +20,7 @@ from pathlib import Path
 import orjson
 
 from resolver.errors import ArchiveError
+from resolver.haystack import sha256_bytes
 from resolver.plan.plans import Compiled, Plan, PlanSet
 
 PLANS_DIR = Path(__file__).resolve().parents[2] / "plans"
@@ -46,10 +46,6 @@ def check_set_id(set_id: str) -> str:
 
 def _dumps(obj) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def plans_jsonl(plan_set: PlanSet) -> bytes:
@@ -96,11 +92,11 @@ def write_plan_set(plan_set: PlanSet, root: str | Path | None = None) -> Path:
     body = plans_jsonl(plan_set)
     manifest = dict(plan_set.manifest)
     manifest.update({"set_id": set_id, "count": len(plan_set.plans),
-                     "plans_sha256": _sha256(body)})
+                     "plans_sha256": sha256_bytes(body)})
     manifest.setdefault("created", datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     files = {PLANS_FILE: body, MANIFEST_FILE: orjson.dumps(
         manifest, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"}
-    files[SUMS_FILE] = "".join(f"{_sha256(files[n])}  {n}\n" for n in SUMMED).encode()
+    files[SUMS_FILE] = "".join(f"{sha256_bytes(files[n])}  {n}\n" for n in SUMMED).encode()
     tmp = Path(tempfile.mkdtemp(prefix=f".{set_id}.tmp-", dir=base))
     try:
         for name, data in files.items():
@@ -153,13 +149,13 @@ def verify_plan_set(set_id_or_path: str | Path, root: str | Path | None = None) 
             problems.append(f"{folder / SUMS_FILE}: does not list {name}")
         if not path.is_file():
             problems.append(f"{path}: missing")
-        elif name in sums and _sha256(path.read_bytes()) != sums[name]:
+        elif name in sums and sha256_bytes(path.read_bytes()) != sums[name]:
             problems.append(f"{path}: sha256 mismatch (expected {sums[name][:12]}..., "
-                            f"found {_sha256(path.read_bytes())[:12]}...)")
+                            f"found {sha256_bytes(path.read_bytes())[:12]}...)")
     for name in sorted(set(sums) - set(SUMMED)):
         if not (folder / name).is_file():
             problems.append(f"{folder / name}: missing")
-        elif _sha256((folder / name).read_bytes()) != sums[name]:
+        elif sha256_bytes((folder / name).read_bytes()) != sums[name]:
             problems.append(f"{folder / name}: sha256 mismatch")
     if problems:
         return problems
@@ -176,7 +172,7 @@ def verify_plan_set(set_id_or_path: str | Path, root: str | Path | None = None) 
         problems.append(f"{folder / MANIFEST_FILE}: count {manifest.get('count')} but "
                         f"{PLANS_FILE} has {len(lines)} lines")
     body = (folder / PLANS_FILE).read_bytes()
-    if manifest.get("plans_sha256") not in (None, _sha256(body)):
+    if manifest.get("plans_sha256") not in (None, sha256_bytes(body)):
         problems.append(f"{folder / MANIFEST_FILE}: plans_sha256 does not match {PLANS_FILE}")
     if manifest.get("all_failed"):
         # archived by an older factres: its plans are the lexicon's under the model's name

@@ -8,12 +8,13 @@ slip past a frozen configuration). Neither imports the other for it (this module
 both)."""
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import subprocess
 from importlib import metadata
 from pathlib import Path
+
+from resolver.haystack import sha256_bytes
 
 # The resolver package's root folder: the source files below are named relative to it.
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -54,13 +55,9 @@ PACKAGES = ("resolver", "oracle")
 _NOT_CONTENT = ("__pycache__",)
 
 
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def source_hashes(names: tuple[str, ...]) -> dict[str, str]:
     """resolver/<name> -> sha256 for the files of `names` that exist."""
-    return {f"resolver/{n}": sha256((PACKAGE / n).read_bytes())
+    return {f"resolver/{n}": sha256_bytes((PACKAGE / n).read_bytes())
             for n in names if (PACKAGE / n).is_file()}
 
 
@@ -78,7 +75,7 @@ def package_files() -> dict[str, str]:
                 if file.endswith((".pyc", ".pyo")):
                     continue
                 path = Path(folder) / file
-                out[path.relative_to(PACKAGE.parent).as_posix()] = sha256(path.read_bytes())
+                out[path.relative_to(PACKAGE.parent).as_posix()] = sha256_bytes(path.read_bytes())
     return dict(sorted(out.items()))
 
 

@@ -31,10 +31,10 @@ from pathlib import Path
 
 from resolver import __version__
 from resolver.errors import InputError, place
-from resolver.haystack import Dataset, Gold, Question, bundled_path, load
+from resolver.haystack import Dataset, Gold, Question, bundled_path, load, sha256_bytes
 from resolver.run import run_folder, scoring
 from resolver.run.harness_files import HarnessFile, Record, read_file
-from resolver.run.identity import git_state, package_versions, sha256, source_hashes
+from resolver.run.identity import git_state, package_versions, source_hashes
 from resolver.run.protocol import DEV_SIZES, TEST_SIZES
 from resolver.run.result_schema import IMPORTED_META_SCHEMA, METRICS_SCHEMA, dumps, results_root
 from resolver.run.run_folder import check_run_id
@@ -261,7 +261,7 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
                                              for c in checks],
                 "data_sha256": sorted(dataset.files_sha256.values()), "factres": __version__,
                 "scoring_sha256": source_hashes(SCORING_FILES)}
-    config_sha = sha256(dumps(identity))
+    config_sha = sha256_bytes(dumps(identity))
     sizes = sorted({q.size for q in joined.questions}, key=scoring.size_order)
     claimed = run_folder.claim(root, run_id,
                                f"imported-{_slug(system)}-{'-'.join(sizes)}-{config_sha[:8]}")

@@ -18,7 +18,6 @@ one, it is checked the same way. A later commit whose package files all match is
 (a commit of results or docs changes no prediction): the record names both commits."""
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import replace
@@ -29,6 +28,7 @@ import orjson
 
 from resolver import __version__
 from resolver.errors import ArchiveError, InputError, ProtocolError
+from resolver.haystack import sha256_bytes
 from resolver.run import identity
 from resolver.run.config import RunConfig
 from resolver.run.identity import (
@@ -64,10 +64,6 @@ def off_split_sources(split: str, sources) -> list[str]:
     return out
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def plan_set_state(spec: str) -> dict[str, Any]:
     """What pins a plan set: compiler sources for a live set, file checksums for an archive."""
     if spec.startswith(LIVE_PREFIX):
@@ -83,7 +79,7 @@ def plan_set_state(spec: str) -> dict[str, Any]:
         raise ArchiveError(f"plan set {spec!r} failed verification: {problems[0]}")
     folder = set_dir(spec)
     return {"spec": spec, "source": "archive",
-            "files_sha256": {name: _sha256((folder / name).read_bytes())
+            "files_sha256": {name: sha256_bytes((folder / name).read_bytes())
                              for name in (PLANS_FILE, MANIFEST_FILE)}}
 
 
@@ -99,7 +95,7 @@ def current_state(plans: tuple[str, ...], mode: str, reader: str | None = None,
 
 
 def _body_sha256(body: dict) -> str:
-    return _sha256(dumps({k: v for k, v in body.items() if k != "sha256"}))
+    return sha256_bytes(dumps({k: v for k, v in body.items() if k != "sha256"}))
 
 
 def freeze(plans: tuple[str, ...], mode: str = "search", reader: str | None = None,

@@ -20,7 +20,7 @@ from typing import Callable
 
 from resolver import __version__
 from resolver.errors import ArchiveError, InputError, LaneFailedError, UnparsedLinesError, clip
-from resolver.haystack import Dataset, Gold, load
+from resolver.haystack import Dataset, Gold, load, sha256_bytes
 from resolver.plan.plans import Compiled, PlanSet
 from resolver.run import run_folder, scoring, tables
 from resolver.run.config import RunConfig
@@ -29,7 +29,6 @@ from resolver.run.identity import (
     LIVE_COMPILER_FILES,
     RESOLVER_FILES,
     package_versions,
-    sha256,
     source_hashes,
 )
 from resolver.run.protocol import admit, off_split_sources
@@ -69,7 +68,7 @@ def _plans_sha256(plan_set: PlanSet, dataset: Dataset) -> str:
         if comp is not None:
             rows.append({"qid": q.qid, "plans": [p.to_json() for p in comp.plans],
                          "reason": comp.reason})
-    return sha256(dumps_lines(rows))
+    return sha256_bytes(dumps_lines(rows))
 
 
 # ---- plan sets ------------------------------------------------------------------------------
@@ -82,7 +81,7 @@ def _check_questions(plan_set: PlanSet, dataset: Dataset) -> None:
     """An archived set must have been compiled from these very questions."""
     for q in dataset.questions:
         recorded = plan_set.question_sha256.get(q.qid)
-        if recorded and recorded != sha256(q.text.encode("utf-8")):
+        if recorded and recorded != sha256_bytes(q.text.encode("utf-8")):
             raise ArchiveError(f"plan set {plan_set.set_id!r} was compiled for another "
                                f"question under id {q.qid!r}; recompile it for this data")
 
@@ -107,7 +106,7 @@ def load_plan_sets(dataset: Dataset, specs: tuple[str, ...]) -> tuple[list[PlanS
             _check_questions(plan_set, dataset)
             manifest = _manifest_file(spec)
             record = {"source": "archive", "compiler_sha256": None,
-                      "manifest_sha256": sha256(manifest.read_bytes())
+                      "manifest_sha256": sha256_bytes(manifest.read_bytes())
                       if manifest.is_file() else None}
         record.update(_set_record(plan_set, dataset))
         sets.append(plan_set)
@@ -183,7 +182,7 @@ def apply_repair(dataset: Dataset, plan_sets: list[PlanSet], predictions: list[P
         store = dataset.haystack_of(question).store
         new_plans = tuple(repairer.repair(question.text, plan, store))
         repair_set.plans[pred.qid] = Compiled(new_plans, "" if new_plans else "no repair")
-        repair_set.question_sha256[pred.qid] = sha256(question.text.encode("utf-8"))
+        repair_set.question_sha256[pred.qid] = sha256_bytes(question.text.encode("utf-8"))
         after = pred
         if new_plans:
             after = resolve_question(question, store,
@@ -307,7 +306,7 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
                 "split": config.split, "reader": config.reader, "repair": config.repair,
                 "mode": config.mode, "grammar_sha256": grammar_sha256(), "factres": __version__,
                 "code_sha256": source_hashes(RESOLVER_FILES)}
-    config_sha = sha256(dumps(identity))
+    config_sha = sha256_bytes(dumps(identity))
     claimed = run_folder.claim(root, run_id, _default_id(config_sha, dataset, config.split))
     try:
         return _run(config, claimed, dataset, gold, plan_sets, set_records, reader, repairer,
