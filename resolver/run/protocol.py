@@ -64,13 +64,20 @@ def off_split_sources(split: str, sources) -> list[str]:
     return out
 
 
+def live_set_name(spec: str) -> str:
+    """The compiler a "live:NAME" spec names; InputError for one factres does not have."""
+    from resolver.plan.planning import LIVE_SETS
+    name = spec[len(LIVE_PREFIX):]
+    if name not in LIVE_SETS:
+        raise InputError(f"unknown live plan set {spec!r}",
+                         expected=", ".join(LIVE_PREFIX + n for n in LIVE_SETS))
+    return name
+
+
 def plan_set_state(spec: str) -> dict[str, Any]:
     """What pins a plan set: compiler sources for a live set, file checksums for an archive."""
     if spec.startswith(LIVE_PREFIX):
-        from resolver.plan.planning import LIVE_SETS
-        if spec[len(LIVE_PREFIX):] not in LIVE_SETS:
-            raise InputError(f"unknown live plan set {spec!r}",
-                             expected=", ".join(LIVE_PREFIX + n for n in LIVE_SETS))
+        live_set_name(spec)
         return {"spec": spec, "source": "live",
                 "compiler_sha256": source_hashes(LIVE_COMPILER_FILES)}
     from resolver.plan.archive import MANIFEST_FILE, PLANS_FILE, set_dir, verify_plan_set

@@ -31,14 +31,13 @@ from resolver.run.identity import (
     package_versions,
     source_hashes,
 )
-from resolver.run.protocol import admit, off_split_sources
+from resolver.run.protocol import LIVE_PREFIX, admit, live_set_name, off_split_sources
 from resolver.run.result_schema import META_SCHEMA, METRICS_SCHEMA, dumps, dumps_lines, results_root
 from resolver.run.run_folder import RUN_ID, check_run_id, load_run, write_run
 from resolver.search.resolve import Prediction, resolve_dataset, resolve_question
 from resolver.text.grammar import grammar_sha256
 
 SPLITS = ("dev", "test")
-LIVE_PREFIX = "live:"
 FALLBACK_NOTE = "fallback:"    # the note of a plan a model planner did not make (compile_ollama)
 UNPARSED_SHOWN = 5             # unparsed lines named in meta.json and on stderr
 __all__ = ["RUN_ID", "Run", "check_run_id", "execute", "load_run", "write_run"]
@@ -92,12 +91,8 @@ def load_plan_sets(dataset: Dataset, specs: tuple[str, ...]) -> tuple[list[PlanS
     sets, records = [], []
     for spec in specs:
         if spec.startswith(LIVE_PREFIX):
-            from resolver.plan.planning import LIVE_SETS, live_plan_sets
-            name = spec[len(LIVE_PREFIX):]
-            if name not in LIVE_SETS:
-                raise InputError(f"unknown live plan set {spec!r}",
-                                 expected=", ".join(LIVE_PREFIX + n for n in LIVE_SETS))
-            (plan_set,) = live_plan_sets(dataset, (name,))
+            from resolver.plan.planning import live_plan_sets
+            (plan_set,) = live_plan_sets(dataset, (live_set_name(spec),))
             record = {"source": "live", "manifest_sha256": None,
                       "compiler_sha256": source_hashes(LIVE_COMPILER_FILES)}
         else:
