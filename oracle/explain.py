@@ -15,24 +15,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
-
 from resolver.errors import InputError
 from resolver.haystack import Dataset, Gold
 from resolver.plan.question import read
 from resolver.run.result_schema import (
     META_FILE,
     PREDICTIONS_FILE,
-    TRACES_FILE,
-    loads_lines,
-    results_root,
 )
 from resolver.search.path_search import fits_type
 from resolver.store.fact_store import norm
 
 from .gold import GoldMatcher, is_hit
 from .paths import MAX_HOPS, find_paths
-from .runs import candidate_from_json, find_run, load_run_data
+from .runs import candidate_from_json, load_run, load_run_data
 
 RIVALS = 5              # rival paths shown beside the winner
 GOLD_PATHS = 3          # gold paths shown (the count is complete)
@@ -44,18 +39,8 @@ def _load(run_ref: str | Path, results_dir: str | Path | None
           ) -> tuple[Path, dict, list[dict], dict[str, dict]]:
     """(folder, meta, prediction rows, traces by qid) of a run; traces may be absent (an
     imported run has none)."""
-    path = find_run(run_ref, results_root(results_dir))
-    try:
-        meta = orjson.loads((path / META_FILE).read_bytes())
-        if not (path / PREDICTIONS_FILE).exists():
-            raise InputError(f"run folder has no {PREDICTIONS_FILE}", path=str(path))
-        rows = loads_lines((path / PREDICTIONS_FILE).read_bytes())
-        traces_file = path / TRACES_FILE
-        traces = {t["qid"]: t for t in loads_lines(traces_file.read_bytes())} \
-            if traces_file.exists() else {}
-    except (orjson.JSONDecodeError, KeyError) as exc:
-        raise InputError(f"run folder is not readable: {exc}", path=str(path)) from None
-    return path, meta, rows, traces
+    run = load_run(run_ref, results_dir, need_traces=False)
+    return run.path, run.meta, run.predictions, run.traces
 
 
 def explain(run_ref: str | Path, qids: list[str], results_dir: str | Path | None = None

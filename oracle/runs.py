@@ -102,15 +102,19 @@ def find_run(run: str | Path, root: str | Path | None = None) -> Path:
     return path
 
 
-def load_run(run: str | Path, root: str | Path | None = None) -> Run:
+def load_run(run: str | Path, root: str | Path | None = None, need_traces: bool = True) -> Run:
+    """A finished run read back; without `need_traces` a folder with no traces.jsonl reads as
+    one with no traces (`factres explain` sets a prediction against gold paths without them)."""
     path = find_run(run, root)
-    for name in (PREDICTIONS_FILE, TRACES_FILE):
+    for name in (PREDICTIONS_FILE,) + ((TRACES_FILE,) if need_traces else ()):
         if not (path / name).exists():
             raise InputError(f"run folder has no {name}", path=str(path))
     try:
         meta = orjson.loads((path / META_FILE).read_bytes())
         predictions = loads_lines((path / PREDICTIONS_FILE).read_bytes())
-        traces = {t["qid"]: t for t in loads_lines((path / TRACES_FILE).read_bytes())}
+        traces_file = path / TRACES_FILE
+        traces = {t["qid"]: t for t in loads_lines(traces_file.read_bytes())} \
+            if traces_file.exists() else {}
     except (orjson.JSONDecodeError, KeyError) as exc:
         raise InputError(f"run folder is not readable: {exc}", path=str(path)) from None
     return Run(path, meta, predictions, traces)
