@@ -119,9 +119,11 @@ def read(text: str, store: FactStore) -> Reading:
             if store.is_subject(name) and name not in bases:
                 bases.append(name)
     base_span = next((m for m in mentions if m.as_subject), None)
-    spans = _cue_spans(tokens)
+    every_span = _cue_spans(tokens)
+    spans = every_span
     if base_span is not None:
         spans = tuple(s for s in spans
                       if s.end <= base_span.start or s.start >= base_span.end)
-    answer_type, type_word = asked_type(text, tokens, _cue_spans(tokens), mentions)
+    # the asked type is read from every cue, the base entity's words included
+    answer_type, type_word = asked_type(text, tokens, every_span, mentions)
     return Reading(text, tokens, mentions, tuple(bases), spans, answer_type, type_word)
