@@ -286,9 +286,8 @@ def read_row(row, path: str, number: int) -> Row:
 
 def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Dataset, Gold]:
     """Load one or more haystack files. Returns the dataset (no gold) and the gold book."""
-    from resolver.text.cache import (
-        load_parse,  # cache sits beside the parser, keyed by context + grammar
-    )
+    # the parse cache sits beside the parser (keyed by context, grammar and parsing code)
+    from resolver.text.cache import load_parse
 
     paths = [str(p) for p in paths]
     if not paths:

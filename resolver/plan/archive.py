@@ -2,8 +2,9 @@
 
 A set is written once (an existing id is an error), into a temporary folder renamed into place,
 so a reader never sees half a set. A set whose every model call failed is never archived (and
-one archived so by an older factres fails verification). It is read only after its checksums match, so a run made
-years later with an archived set uses exactly the plans that were compiled, model or not.
+one archived so by an older factres fails verification). It is read only after its checksums
+match, so a run made years later with an archived set uses exactly the plans that were
+compiled, model or not.
 
 plans.jsonl is deterministic: one line per question in dataset order, keys sorted. The
 manifest's creation time is metadata, not plan content. SHA256SUMS is in `sha256sum` format, so

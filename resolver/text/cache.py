@@ -3,9 +3,10 @@ code that turns a parse into facts.
 
 A changed grammar, context, parsing code (this package's `facts.py` and `grammar.py`) or
 factres version changes the key, so a stale cache is never reused: a frozen test run after a
-committed parser change parses afresh instead of reading the old code's facts. The folder is $FACTRES_CACHE, else $XDG_CACHE_HOME/factres, else ~/.cache/factres. One
-file per context, `<key>.json`, written atomically (temporary file, then rename); a file that
-cannot be read back or does not match its key is ignored and rewritten. A folder that cannot be
+committed parser change parses afresh instead of reading the old code's facts. The folder is
+$FACTRES_CACHE, else $XDG_CACHE_HOME/factres, else ~/.cache/factres. One file per context,
+`<key>.json`, written atomically (temporary file, then rename); a file that cannot be read
+back or does not match its key is ignored and rewritten. A folder that cannot be
 written is no error: the parse goes on without the cache and its notes say so.
 
 Facts are stored as columns (one list per field, relations as indexes into a name list): that
