@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from resolver.cli.options import data_option, library_errors
+from resolver.cli.options import data_option, library_errors, results_dir_option
 from resolver.run import imported
 from resolver.run.harness_files import FIELDS, FORMATS, parse_field_map
 
@@ -27,8 +27,7 @@ from resolver.run.harness_files import FIELDS, FORMATS, parse_field_map
                    "harness's, a .json list generic records; .jsonl; .csv).")
 @click.option("--run-id", help="Name of the run folder (must be new). Default: "
                                "imported-<system>-<sizes>-<hash>, suffixed -2, -3... if taken.")
-@click.option("--results-dir", type=click.Path(file_okay=False),
-              help="Where run folders go. Default: $FACTRES_RESULTS, else ./results.")
+@results_dir_option("Where run folders go")
 @library_errors
 def score_command(files, data, name, field_pairs, fmt, run_id, results_dir) -> None:
     """Score another system's predictions as MemoryAgentBench does and record them as a run in
