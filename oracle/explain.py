@@ -19,8 +19,11 @@ from resolver.errors import InputError
 from resolver.haystack import Dataset, Gold
 from resolver.plan.question import read
 from resolver.run.result_schema import (
+    IMPORTED_KIND,
     META_FILE,
     PREDICTIONS_FILE,
+    RESOLVER_KIND,
+    run_kind,
 )
 from resolver.search.path_search import fits_type
 from resolver.store.fact_store import norm
@@ -66,7 +69,7 @@ def explain(run_ref: str | Path, qids: list[str], results_dir: str | Path | None
                          path=str(path / META_FILE))
     sub = Dataset(dataset.paths, dataset.files_sha256, wanted, dataset.haystacks)
     paths = {qp.question.qid: qp for qp in find_paths(sub, gold)}
-    kind = meta.get("kind") or "resolver"
+    kind = run_kind(meta)
     run_id = meta.get("run_id") or path.name
     return [_explain_one(run_id, kind, meta, by_qid[q], traces.get(q), questions[q], sub,
                          gold, paths[q]) for q in qids]
@@ -86,7 +89,7 @@ def _explain_one(run_id, kind, meta, row, trace, question, dataset: Dataset, gol
            "resolver_answer": row.get("resolver_answer", row.get("prediction", "")),
            "reason": row.get("reason", ""), "gold": golds, "em": row.get("em"),
            "reading": _reading_json(reading)}
-    if kind == "resolver":
+    if kind == RESOLVER_KIND:
         out.update(_candidates_json(trace or {}, golds))
     if scored:
         out["gold_paths"] = _gold_paths_json(qp, store)
@@ -194,7 +197,7 @@ def render(explanations: list[dict]) -> str:
 
 def _render_one(e: dict) -> str:
     lines = _wrap(f"{e['qid']}  ({e['source']}, run {e['run']}"
-                  + (f", imported from {e['system']}" if e["kind"] == "imported" else "")
+                  + (f", imported from {e['system']}" if e["kind"] == IMPORTED_KIND else "")
                   + ")", "")
     lines += _wrap(f"Q: {e['question']}", "")
     answer = f"answer: {e['prediction'] or '(none)'}"
@@ -207,9 +210,9 @@ def _render_one(e: dict) -> str:
         lines += _wrap(f"why unanswered: {e['reason']}", "")
     lines += ["", "Reading (the current reader)"]
     lines += _render_reading(e["reading"])
-    if e["kind"] == "resolver" and e.get("mode") == "plain":
+    if e["kind"] == RESOLVER_KIND and e.get("mode") == "plain":
         lines += [""] + _render_winner(e.get("winner"), plain=True)
-    elif e["kind"] == "resolver":
+    elif e["kind"] == RESOLVER_KIND:
         lines += [""] + _render_winner(e.get("winner"))
         lines += [""] + _render_rivals(e.get("winner"), e.get("rivals", []))
     if e["gold"] is not None:
@@ -298,7 +301,7 @@ def _render_rivals(winner: dict | None, rivals: list[dict]) -> list[str]:
 
 def _render_gold(e: dict) -> list[str]:
     out = ["Gold"]
-    if e["kind"] == "resolver":
+    if e["kind"] == RESOLVER_KIND:
         ranks = e.get("gold_ranks", [])
         if e.get("winner") and e["winner"]["gold"]:
             out.append("  the winner reaches the gold")

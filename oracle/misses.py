@@ -28,6 +28,7 @@ Answers are matched as the harness scores them (`scoring.harness_score`).
 from __future__ import annotations
 
 from resolver.plan.plans import Plan, step_relations
+from resolver.run.result_schema import IMPORTED_KIND, run_kind
 from resolver.run.scoring import harness_score
 from resolver.text.relations import inventory
 
@@ -39,7 +40,6 @@ BUCKETS = ("no_gold_path", "reader_error", "selection_error", "needs_older_versi
            "plan_error:no_plan", "plan_error:wrong_base_entity", "plan_error:near_synonym",
            "plan_error:hop_short", "plan_error:hop_padded", "plan_error:swapped",
            "plan_error:other", "search_error")
-IMPORTED = "imported"       # meta.json "kind" of a run written by factres score
 IMPORTED_BUCKETS = ("no_gold_path", "unanswered", "needs_older_version", "stale",
                     "latest_path_missed")
 
@@ -156,7 +156,7 @@ def misses_report(run: Run, question_paths: list[QuestionPaths] | None = None,
     gold; raises InputError when the run is unscored. An imported run is sorted into
     `IMPORTED_BUCKETS`, reading the stores of `dataset` (the run's data when not given)."""
     from resolver.errors import InputError
-    imported = run.meta.get("kind") == IMPORTED
+    imported = run_kind(run.meta) == IMPORTED_KIND
     if question_paths is None:
         dataset, gold = run.load_data()
         question_paths = find_paths(dataset, gold)
@@ -224,7 +224,7 @@ def analyse(run_ref, root=None):
     from .runs import load_run
     run = load_run(run_ref, root or RESULTS)
     summary, rows = misses_report(run)
-    buckets = IMPORTED_BUCKETS if run.meta.get("kind") == IMPORTED else BUCKETS
+    buckets = IMPORTED_BUCKETS if run_kind(run.meta) == IMPORTED_KIND else BUCKETS
     payload = {"command": "misses", "run": run.run_id, "data": run.meta.get("data"),
                "buckets": list(buckets), "summary": summary, "misses": rows}
     return Analysis("misses", run.run_id, payload,

@@ -20,6 +20,8 @@ gold. The last N is the run itself: `rerun_agrees` counts questions whose re-sel
 equals the run's answer (it should be all of them)."""
 from __future__ import annotations
 
+from resolver.run.result_schema import RESOLVER_KIND, run_kind
+
 from .gold import GoldMatcher, is_hit
 from .paths import Graph, plan_paths
 from .runs import Run, candidate_from_json, select
@@ -100,7 +102,7 @@ def analyse(run_ref, root=None):
     from .report import RESULTS, Analysis
     from .runs import load_run
     run = load_run(run_ref, root or RESULTS)
-    if (run.meta.get("kind") or "resolver") != "resolver":
+    if run_kind(run.meta) != RESOLVER_KIND:
         from resolver.errors import InputError
         raise InputError(f"run {run.run_id!r} is {run.meta.get('kind')}: it has no plan sets, "
                          "so plan recall@N means nothing for it", path=str(run.path),

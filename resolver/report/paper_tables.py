@@ -44,7 +44,7 @@ from resolver.report.folders import (
     source_order,
 )
 from resolver.report.references import SIZES, load_references
-from resolver.run.result_schema import results_root
+from resolver.run.result_schema import IMPORTED_KIND, results_root, run_kind
 from resolver.run.run_folder import ensure_writable
 from resolver.run.tables import DASH, Cell, Table, latex_table, markdown_table, pct, tex
 
@@ -55,7 +55,7 @@ PREVIEW_FILE = "preview.tex"
 SIZE_LABEL = {s: s.upper() for s in SIZES}
 
 DIRTY, UNFROZEN, UNCHECKED = "†", "‡", "*"
-IMPORTED = "imported"          # meta.json "kind" of a factres score run, and its mode cell
+IMPORTED = IMPORTED_KIND       # a factres score run's kind is also its mode cell
 PARTIAL = "§"                  # an imported run some questions have no prediction in
 NOT_TRANSCRIBED = "n/t"
 
@@ -124,7 +124,7 @@ def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
             pooled[kind] = row
     commit = ((meta.get("git") or {}).get("commit") or "unknown")[:7]
     split = Cell(meta.get("split") or metrics.get("split") or "?")
-    if meta.get("kind") == IMPORTED:
+    if run_kind(meta) == IMPORTED_KIND:
         # Another system's predictions: its name where a resolver run names its plan sets. No
         # frozen configuration applies (nothing was resolved); the commit is factres's that
         # scored them.

@@ -36,12 +36,17 @@ from resolver.run import run_folder, scoring
 from resolver.run.harness_files import HarnessFile, Record, read_file
 from resolver.run.identity import git_state, package_versions, source_hashes
 from resolver.run.protocol import DEV_SIZES, TEST_SIZES
-from resolver.run.result_schema import IMPORTED_META_SCHEMA, METRICS_SCHEMA, dumps, results_root
+from resolver.run.result_schema import (
+    IMPORTED_KIND,
+    IMPORTED_META_SCHEMA,
+    METRICS_SCHEMA,
+    dumps,
+    results_root,
+)
 from resolver.run.run_folder import check_run_id
 from resolver.run.runs import Run, unparsed_record
 from resolver.search.resolve import Prediction
 
-KIND = "imported"
 SCORING = {"metric": scoring.harness_score.__name__,
            "rule": "substring_exact_match, the max over the output and parse_output(output)",
            "gold": "the rows' answers (--data); a gold inside a file is only compared"}
@@ -270,7 +275,7 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
     metrics = {"schema": METRICS_SCHEMA, "run_id": run_id, "split": split, "scored": True,
                "reader": system, "bootstrap": bootstrap,
                "rows": scoring.metrics_rows(cells, system, True)}
-    meta = {"schema": IMPORTED_META_SCHEMA, "kind": KIND, "run_id": run_id,
+    meta = {"schema": IMPORTED_META_SCHEMA, "kind": IMPORTED_KIND, "run_id": run_id,
             "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "system": system, "system_from": system_from, "reader": system,
             "config_sha256": config_sha, "config_identity": identity,

@@ -13,9 +13,10 @@ overwritten.
 matches the current files, versions, plans and weights, and a clean git tree; otherwise it is
 refused, naming every mismatch (each file that changed, appeared or went away), unless
 `allow_dirty` is set, in which case it runs and its meta.json records `protocol` with
-`frozen: false` or `allow_dirty: true`, and every table row built from it is marked. A dev run is never refused for a dirty tree or a missing configuration; if it names
-one, it is checked the same way. A later commit whose package files all match is no mismatch
-(a commit of results or docs changes no prediction): the record names both commits."""
+`frozen: false` or `allow_dirty: true`, and every table row built from it is marked. A dev
+run is never refused for a dirty tree or a missing configuration; if it names one, it is
+checked the same way. A later commit whose package files all match is no mismatch (a commit of
+results or docs changes no prediction): the record names both commits."""
 from __future__ import annotations
 
 import os

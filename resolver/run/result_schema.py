@@ -39,6 +39,8 @@ TMP_PREFIX = ".tmp-"
 INCOMPLETE_MARKER = ".incomplete"
 
 META_SCHEMA = "factres.run/1"
+# meta.json "kind": a run factres score wrote; a meta.json without "kind" is a resolver run's.
+IMPORTED_KIND, RESOLVER_KIND = "imported", "resolver"
 IMPORTED_META_SCHEMA = "factres.imported/1"    # meta.json of an imported run (factres score)
 METRICS_SCHEMA = "factres.metrics/1"
 
@@ -235,3 +237,8 @@ def incomplete(folder: Path) -> str | None:
     if (folder / INCOMPLETE_MARKER).exists():
         return f"an unfinished folder (it holds the {INCOMPLETE_MARKER} marker)"
     return None
+
+
+def run_kind(meta: dict) -> str:
+    """What wrote a run folder: IMPORTED_KIND or RESOLVER_KIND (the default)."""
+    return meta.get("kind") or RESOLVER_KIND
