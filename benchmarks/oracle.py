@@ -29,8 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SIZES = ("32k", "64k", "262k")
+from timing import ROOT, TEST_SIZES, factres, private_env
+
+SIZES = TEST_SIZES
 COMMANDS = ("paths", "versions", "ceiling", "signals", "misses", "nbest")
 BUDGET_S = {"ceiling": 10.0}            # the others: DEFAULT_BUDGET_S
 DEFAULT_BUDGET_S = 30.0
@@ -44,12 +45,6 @@ def _synthetic():
     sys.modules[spec.name] = mod        # dataclasses look the module up
     spec.loader.exec_module(mod)
     return mod
-
-
-def factres() -> list[str]:
-    """The console script beside this interpreter, else the module."""
-    script = Path(sys.executable).with_name("factres")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "oracle.cli"]
 
 
 def timed(argv: list[str], env: dict) -> tuple[float, float, int, str]:
@@ -73,7 +68,7 @@ def main() -> int:
     opts = args.parse_args()
     work = opts.keep or Path(tempfile.mkdtemp(prefix="factres-bench-oracle-"))
     work.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, FACTRES_CACHE=str(work / "cache"))
+    env = private_env(work / "cache")
     try:
         return _bench(work, env, opts.repeat)
     finally:
