@@ -168,7 +168,7 @@ class FactReader:
         start = max(0, len(raw) - _LONGEST)
         for m in _SHAPE_START.finditer(raw, start):
             rest = raw[m.start():]
-            if any(lit.startswith(rest) for lit in _LITERALS):
+            if any(lit.startswith(rest) and len(rest) < len(lit) for lit in _LITERALS):
                 return m.start()
         return len(raw) - 1 if raw.endswith("\r") else len(raw)
 
@@ -198,9 +198,13 @@ class FactReader:
     # ---- layer 2: facts ----------------------------------------------------------------------
     def _cut(self, final: bool) -> None:
         text = self._pending
-        # Blanks at the end say nothing yet: a frame's acknowledgement may follow them (its line
-        # break is the frame's, not the end of a fact line).
-        body = text if final else text.rstrip()
+        # A line break at the end says nothing yet: a frame's acknowledgement may follow it (the
+        # break is then the frame's, not the end of a fact line).
+        body = text
+        if not final:
+            stripped = text.rstrip()
+            if "\n" in text[len(stripped):]:
+                body = stripped
         cut = len(body) if final else self._last_start(body)
         if self._fast(body[:cut]):
             self._pending = text[cut:]
