@@ -31,6 +31,8 @@ from resolver.store.fact_store import FactStore
 from resolver.store.provenance import Ledger, Version
 from resolver.text.facts import Fact
 
+__all__ = ["Answer", "IngestResult", "Memory", "harness"]
+
 MODES = ("search", "plain")
 MEMORY_SOURCE = "memory"          # the source and id a memory's questions carry
 NOTHING_INGESTED = "nothing ingested yet: the memory holds no facts"
