@@ -17,7 +17,7 @@ __all__ = ["explain_command", "main", "oracle"]
 
 main = make_main({
     "oracle": ("oracle.cli:oracle", "Analyses that read gold: gold paths, versions, "
-               "ceilings, misses, N-best, signals."),
+               "ceilings, misses, N-best, signals, calibration."),
     "explain": ("oracle.cli:explain_command", "Explain why questions of a run got their "
                 "answers: the reading, the winning path hop by hop, the best rival paths with "
                 "their score terms side by side, and where the gold is."),
@@ -26,7 +26,8 @@ main = make_main({
 
 @click.group("oracle")
 def oracle() -> None:
-    """Analyses that read gold: gold paths, versions, ceilings, misses, N-best, signals.
+    """Analyses that read gold: gold paths, versions, ceilings, misses, N-best, signals,
+    calibration.
 
     Each command writes `<command>.json` and `<command>.md` into a new folder
     <results>/oracle-<command>-<data tag or run id>/ (never overwritten: -2, -3, ... or --out),
@@ -150,6 +151,25 @@ def nbest_command(run, out, results_dir) -> None:
     """
     from .nbest import analyse
     _report(analyse(_run_folder(run, results_dir)), out, results_dir)
+
+
+@oracle.command("calibration")
+@click.argument("runs", nargs=-1, required=True)
+@_output_options()
+@library_errors
+def calibration_command(runs, out, results_dir) -> None:
+    """How the confidence labels sort right answers from wrong ones: per label, the precision
+    (share right) and the coverage (share of questions at or above it), per run and pooled. A
+    row marked unanswerable (metadata.unanswerable: true, run with --split test) is right only
+    when left unanswered. Prints the summary table. RUN is a run id or a run folder.
+
+    Example: factres oracle calibration dev-6k-search-confidence dev-6k-plain-confidence
+    """
+    from .calibration import HEADERS, analyse, summary_rows
+    from .report import md_table
+    analysis = analyse(runs, results_dir)
+    _report(analysis, out, results_dir)
+    click.echo(md_table(HEADERS, summary_rows(analysis.payload)), nl=False)
 
 
 @oracle.command("signals")

@@ -1,6 +1,7 @@
 """`factres explain RUN QID ...`: why a question of a run got its answer.
 
-For each question: how the current reader reads it (base entities, cue spans with their
+For each question: its confidence label and the reasons for it (runs made since issue 20), how
+the current reader reads it (base entities, cue spans with their
 relations and weights, the asked type), the winning path hop by hop (subject, relation, object,
 serial, fact line, version rank, ledger status, versions passed over), the best rival paths
 with their score terms side by side, and, when the run has gold, whether the gold was among
@@ -88,6 +89,7 @@ def _explain_one(run_id, kind, meta, row, trace, question, dataset: Dataset, gol
            "prediction": row.get("prediction", ""),
            "resolver_answer": row.get("resolver_answer", row.get("prediction", "")),
            "reason": row.get("reason", ""), "gold": golds, "em": row.get("em"),
+           "confidence": row.get("confidence") or (trace or {}).get("confidence"),
            "reading": _reading_json(reading)}
     if kind == RESOLVER_KIND:
         out.update(_candidates_json(trace or {}, golds))
@@ -208,6 +210,10 @@ def _render_one(e: dict) -> str:
     lines += _wrap(answer, "")
     if e.get("reason"):
         lines += _wrap(f"why unanswered: {e['reason']}", "")
+    if e.get("confidence"):
+        c = e["confidence"]
+        lines += _wrap(f"confidence: {c['label']}"
+                       + (f" ({'; '.join(c['reasons'])})" if c["reasons"] else ""), "")
     lines += ["", "Reading (the current reader)"]
     lines += _render_reading(e["reading"])
     if e["kind"] == RESOLVER_KIND and e.get("mode") == "plain":

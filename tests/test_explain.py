@@ -177,3 +177,13 @@ def test_a_run_made_in_another_checkout_reads_the_bundled_data_of_the_same_sha25
     (folder / "traces.jsonl").write_bytes(dumps_lines([{"qid": qid, "candidates": []}]))
     e = explain(folder, [qid])[0]
     assert e["winner"] is None and e["rivals"] == [] and e["gold"]
+
+
+def test_the_confidence_label_and_its_reasons_are_shown(run):
+    (e,) = explain(run.path, ["mh_sel"])
+    row = next(r for r in run.predictions if r["qid"] == "mh_sel")
+    assert row["confidence"]["reasons"]
+    assert e["confidence"] == row["confidence"]
+    shown = render([e])
+    assert f"confidence: {row['confidence']['label']}" in shown
+    assert all(reason in " ".join(shown.split()) for reason in row["confidence"]["reasons"])

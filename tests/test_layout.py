@@ -19,7 +19,7 @@ PACKAGES = ("resolver", "oracle")
 # `resolver` is the package itself (its version); `haystack` (rows -> questions and stores)
 # sits between the store it builds and the plans that read its questions.
 STAGES = ("resolver", "resolver.errors", "resolver.text", "resolver.store", "resolver.haystack",
-          "resolver.plan", "resolver.models", "resolver.search", "resolver.run",
+          "resolver.plan", "resolver.models", "resolver.search", "resolver.memory", "resolver.run",
           "resolver.report", "resolver.cli")
 TOP_LEVEL_LIMIT = 6
 

@@ -16,8 +16,8 @@ def test_every_oracle_command_has_help_with_an_example():
         result = runner.invoke(main, ["oracle", name, "-h"], catch_exceptions=False)
         assert result.exit_code == 0
         assert "Example: factres oracle " + name in result.output
-    assert sorted(oracle.commands) == ["ceiling", "misses", "nbest", "paths", "signals",
-                                       "versions"]
+    assert sorted(oracle.commands) == ["calibration", "ceiling", "misses", "nbest", "paths",
+                                       "signals", "versions"]
 
 
 def test_ceiling_writes_json_and_markdown_and_never_overwrites(tmp_path):

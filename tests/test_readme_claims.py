@@ -159,6 +159,7 @@ def test_dev_6k_plain_reproduces_from_the_archived_sets(run, tmp_path, monkeypat
     renamed = {"rules-6k": "live:rules", "lexicon-6k": "live:lexicon"}
     for row in again.predictions:
         row["plan_set"] = renamed.get(row["plan_set"], row["plan_set"])
+        del row["confidence"]            # the label came later (issue 20) than the run
     assert again.predictions == loads_lines((RESULTS / run / "predictions.jsonl").read_bytes())
     assert again.metrics["rows"] == list(metrics(run).values())
     assert [[s["set_id"], s["plans_sha256"]] for s in again.meta["plan_sets"]] == [
@@ -186,3 +187,26 @@ def test_the_library_example_runs(capsys):
     exec(compile(code, "README.md (Library)", "exec"), {})
     out = capsys.readouterr().out.splitlines()
     assert " -> " in out[0] and out[1].startswith("  ") and "(line " in out[1]
+
+
+def test_the_memory_example_runs(capsys):
+    text = section("Use it as a memory")
+    code = text[text.index("```python") + len("```python"):]
+    code = code[:code.index("```")]
+    assert len(code.strip().splitlines()) == 5
+    exec(compile(code, "README.md (Use it as a memory)", "exec"), {})
+    printed = capsys.readouterr().out
+    shown = re.search(r"prints `([^`]*)`", text)[1]
+    assert printed == shown + "\n"
+
+
+def test_the_calibration_table_matches_the_committed_dev_run():
+    from oracle.calibration import analyse
+    text = section("Oracle analyses: `factres oracle`")
+    row = next(line for line in text.splitlines()
+               if line.startswith("| `dev-6k-search-confidence` (200) |"))
+    cells = [c.strip() for c in row.strip("|").split("|")][1:]
+    labels = analyse(["dev-6k-search-confidence"], RESULTS).payload["runs"][0]["labels"]
+    for cell, got in zip(cells, labels):
+        assert cell == (f"{got['right']}/{got['questions']} = {got['precision']:.2f} "
+                        f"[{got['coverage']:.2f}]"), got["label"]

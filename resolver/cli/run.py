@@ -61,13 +61,17 @@ class _Bars:
 @click.option("--allow-partial-plans", is_flag=True,
               help="Run with an archived plan set that has plans for none of the questions "
                    "(partial coverage is only a warning).")
+@click.option("--abstain-below", type=click.Choice(["low", "medium", "high"]), default=None,
+              metavar="LEVEL", help="Leave unanswered (with the reason) every question whose "
+              "answer's confidence label is below LEVEL: low, medium or high (recorded in "
+              "meta.json; the label is in every row either way).")
 @click.option("--no-cache", is_flag=True, help="Parse afresh; do not read or write the cache.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal).")
 @library_errors
 def run_command(data, plans, split, run_id, results_dir, reader, repair, host, timeout,
-                mode, frozen, allow_dirty, strict, allow_partial_plans, no_cache,
-                progress) -> None:
+                mode, frozen, allow_dirty, strict, allow_partial_plans, abstain_below,
+                no_cache, progress) -> None:
     """Resolve every question, score it as MemoryAgentBench does, and record the run in
     results/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, table.md,
     table.tex). Prints the score table. Existing runs are never overwritten.
@@ -80,7 +84,8 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
     config = runs.RunConfig(data=tuple(data), plans=tuple(plans), split=split, reader=reader,
                             repair=repair, host=host, timeout=timeout, mode=mode,
                             frozen=frozen, allow_dirty=allow_dirty, strict=strict,
-                            allow_partial_plans=allow_partial_plans)
+                            allow_partial_plans=allow_partial_plans,
+                            abstain_below=abstain_below)
     if progress is None:
         progress = sys.stderr.isatty()
     bars = _Bars() if progress else None

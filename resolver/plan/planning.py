@@ -11,13 +11,28 @@ from resolver.plan.plans import Compiled, PlanSet
 LIVE_SETS = ("rules", "lexicon")
 
 
-def _compile(dataset: Dataset, name: str) -> PlanSet:
+def compiler(name: str):
+    """The live compiler of a set name: `compile_question(text, store) -> Compiled`."""
     if name == "rules":
         from resolver.plan.compile_rules import compile_question
     elif name == "lexicon":
         from resolver.plan.compile_lexicon import compile_question
     else:
         raise ValueError(f"unknown live plan set {name!r}; known: {', '.join(LIVE_SETS)}")
+    return compile_question
+
+
+def compile_live(text: str, store, names: tuple[str, ...] = LIVE_SETS
+                 ) -> list[tuple[str, Compiled]]:
+    """(set id, plans) of one question over one store, for each live set named: what a run's
+    live plan sets hold for the question (`live_plan_sets` compiles through the same
+    compilers), in the shape `resolve_question` takes. Used by the memory, which has no
+    dataset."""
+    return [(f"live:{name}", compiler(name)(text, store)) for name in names]
+
+
+def _compile(dataset: Dataset, name: str) -> PlanSet:
+    compile_question = compiler(name)
     plans: dict[str, Compiled] = {}
     shas: dict[str, str] = {}
     for q in dataset.questions:

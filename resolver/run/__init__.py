@@ -1,4 +1,4 @@
-"""Stage 7, predictions -> metrics -> run folders: `RunConfig` (`config`), the code and
+"""Stage 8, predictions -> metrics -> run folders: `RunConfig` (`config`), the code and
 environment identity of a run (`identity`), the dev/test protocol (`protocol`),
 MemoryAgentBench scoring with intervals (`scoring`, the one resolver module that reads gold,
 with `imported`), the run itself (`runs`), its folder on disk (`run_folder`: the id claimed, the

@@ -26,6 +26,8 @@ class RunConfig:
     strict: bool = False              # a fact line that fits no template is an error
     allow_partial_plans: bool = False  # run with an archived plan set that covers none of
                                       # the questions (partial coverage is only a warning)
+    abstain_below: str | None = None  # empty every answer whose confidence label is below
+                                      # this level ("low", "medium", "high"); None: never
 
     def data_paths(self) -> tuple[str, ...]:
         return self.data or (str(bundled_path()),)

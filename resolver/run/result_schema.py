@@ -79,7 +79,7 @@ class MetaJson(TypedDict):
     reader: str                    # "none" or the reader's name ("ollama:MODEL")
     repair: str                    # "none" or the repairer's name
     lanes: dict[str, dict | None]  # reader/repair self-descriptions (prompt sha256, host, ...)
-    counts: dict[str, int]         # questions, answered, repaired, reader_failures
+    counts: dict[str, int]         # questions, answered, abstained, repaired, reader_failures
     unparsed: dict[str, Any]       # {"count": fact lines that fit no template, "first": the
                                    # first 5 as {"path", "row", "line", "text", "reason"}}
     notes: list[str]               # input quirks handled (a BOM, a plain-string gold, a parse
@@ -116,7 +116,18 @@ class PredictionRow(TypedDict):
     plan: dict | None              # the winner's Plan.to_json(), None when unanswered
     plan_set: str | None           # the winner's plan set
     reader: str                    # "none" or the reader's name
-    reason: str                    # why unanswered, else ""
+    reason: str                    # why unanswered, else "" ("abstained: ..." under
+                                   # --abstain-below)
+    confidence: "ConfidenceRecord"  # the resolver answer's label (absent in runs made before
+                                   # issue 20)
+
+
+class ConfidenceRecord(TypedDict):
+    """How sure an answer is (resolver.search.confidence), in predictions.jsonl and
+    traces.jsonl rows."""
+    label: str                     # "none" (no answer), "low", "medium" or "high"
+    reasons: list[str]             # the signals that lowered it ("older version taken at hop
+                                   # 2", "close rival ...", ...); ["no answer"] for "none"
 
 
 class ImportedPredictionRow(TypedDict):
@@ -176,7 +187,8 @@ class ImportedMetaJson(TypedDict):
 
 
 class TraceRow(TypedDict, total=False):
-    # ... every key of resolve.Prediction.to_json() (winner, candidates, plans_tried, ...), and:
+    # ... every key of resolve.Prediction.to_json() (winner, candidates, plans_tried, ...,
+    # confidence: a ConfidenceRecord), and:
     reader: dict | None            # {"name", "answer", "error", "facts"} when the reader ran
     repair: dict | None            # {"name", "plans", "before", "after", "error"} when repaired
 

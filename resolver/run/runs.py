@@ -34,6 +34,7 @@ from resolver.run.identity import (
 from resolver.run.protocol import LIVE_PREFIX, admit, live_set_name, off_split_sources
 from resolver.run.result_schema import META_SCHEMA, METRICS_SCHEMA, dumps, dumps_lines, results_root
 from resolver.run.run_folder import RUN_ID, check_run_id, load_run, write_run
+from resolver.search.confidence import ABSTAINED, abstention, below, rank
 from resolver.search.resolve import Prediction, resolve_dataset, resolve_question
 from resolver.text.grammar import grammar_sha256
 
@@ -213,7 +214,7 @@ def apply_reader(predictions: list[Prediction], reader,
     for pred in predictions:
         if advance:
             advance(1)
-        if pred.winner is None:
+        if pred.winner is None or not pred.answer:      # unanswered, or abstained
             answers.append("")
             continue
         facts = [hop.text for hop in pred.winner.hops]
@@ -227,6 +228,11 @@ def apply_reader(predictions: list[Prediction], reader,
 
 # ---- the run --------------------------------------------------------------------------------
 def _check_split(config: RunConfig, dataset: Dataset, gold: Gold) -> Gold | None:
+    if config.abstain_below is not None:
+        try:
+            rank(config.abstain_below)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
     if config.split not in SPLITS:
         raise InputError(f"unknown split {config.split!r}", expected=" or ".join(SPLITS))
     if not dataset.questions:
@@ -253,8 +259,18 @@ def _prediction_rows(predictions: list[Prediction], answers: list[str], ems: lis
                      "gold": list(gold[pred.qid]) if gold is not None else None, "em": em,
                      "plan": winner.plan.to_json() if winner and winner.plan else None,
                      "plan_set": winner.plan_set if winner else None,
-                     "reader": reader_name, "reason": pred.reason})
+                     "reader": reader_name, "reason": pred.reason} | pred.confidence_json())
     return rows
+
+
+def apply_abstention(predictions: list[Prediction], level: str | None) -> list[Prediction]:
+    """Every answer whose confidence is below `level` emptied, with the reason; the winner,
+    candidates and label stay in the trace (None: the predictions as they are)."""
+    if level is None:
+        return predictions
+    return [replace(p, answer="", reason=abstention(p.confidence, level))
+            if p.answer and p.confidence is not None and below(p.confidence, level) else p
+            for p in predictions]
 
 
 def _describe(lane) -> dict | None:
@@ -301,6 +317,8 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
                 "split": config.split, "reader": config.reader, "repair": config.repair,
                 "mode": config.mode, "grammar_sha256": grammar_sha256(), "factres": __version__,
                 "code_sha256": source_hashes(RESOLVER_FILES)}
+    if config.abstain_below is not None:        # absent otherwise: earlier ids stay as they were
+        identity["abstain_below"] = config.abstain_below
     config_sha = sha256_bytes(dumps(identity))
     claimed = run_folder.claim(root, run_id, _default_id(config_sha, dataset, config.split))
     try:
@@ -358,6 +376,7 @@ def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: G
         repair_record = {"source": "repair", "manifest_sha256": None, "compiler_sha256": None}
         repair_record.update(_set_record(repair_set, dataset))
         set_records.append(repair_record)
+    predictions = apply_abstention(predictions, config.abstain_below)
     reader_traces: dict[str, dict] = {}
     answers = [p.answer for p in predictions]
     if reader is not None:
@@ -381,6 +400,7 @@ def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: G
                    "host": config.host, "timeout": config.timeout, "mode": config.mode,
                    "frozen": config.frozen, "allow_dirty": config.allow_dirty,
                    "strict": config.strict, "allow_partial_plans": config.allow_partial_plans,
+                   "abstain_below": config.abstain_below,
                    "bootstrap": {"resamples": scoring.BOOTSTRAP_RESAMPLES,
                                  "seed": scoring.BOOTSTRAP_SEED,
                                  "level": scoring.BOOTSTRAP_LEVEL}}
@@ -399,6 +419,8 @@ def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: G
             "reader": reader_name, "repair": repairer.name if repairer is not None else "none",
             "lanes": {"reader": _describe(reader), "repair": _describe(repairer)},
             "counts": {"questions": total, "answered": sum(1 for a in answers if a),
+                       "abstained": sum(1 for p in predictions
+                                        if p.reason.startswith(ABSTAINED)),
                        "repaired": len(repair_traces),
                        "repair_changed": sum(1 for t in repair_traces.values()
                                              if t["before"] != t["after"]),

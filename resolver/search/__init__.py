@@ -1,6 +1,7 @@
 """Stage 6, plans -> paths -> predictions: the relaxed, scored path search over a store
 (`path_search`), the `Hop`/`Candidate` records it produces (`candidates`), and the resolver
 that runs every plan of every plan set and keeps the best complete path (`resolve`, with the
-plain latest-wins baseline). No model and no gold at execution time.
+plain latest-wins baseline), and how sure its answer is (`confidence`: the ordered label,
+read from the winning path and its rivals). No model and no gold at execution time.
 
 May import: the stages below (`text`, `store`, `haystack`, `plan`); it needs no model lane."""

@@ -12,6 +12,7 @@ from resolver.haystack import Dataset, Question
 from resolver.plan.lexicon import TYPE_ACCEPTS
 from resolver.plan.plans import Compiled, Plan, PlanSet, step_relations
 from resolver.search.candidates import Candidate
+from resolver.search.confidence import Confidence, assess, scored
 from resolver.search.path_search import hops_over, search, select
 from resolver.text.relations import inventory
 
@@ -29,6 +30,7 @@ class Prediction:
     plan_sets: tuple[str, ...] = field(default=())
     suspicious: str = ""         # why the selector distrusts its answer ("" if it does not):
                                  # "no complete path" or "answer type mismatch"
+    confidence: Confidence | None = None    # how sure the answer is (search.confidence)
 
     @property
     def plan(self) -> Plan | None:
@@ -41,7 +43,11 @@ class Prediction:
                 "winner": self.winner.to_json() if self.winner else None,
                 "candidates": [c.to_json() for c in self.candidates],
                 "plans_tried": self.plans_tried, "plan_sets": list(self.plan_sets),
-                "suspicious": self.suspicious}
+                "suspicious": self.suspicious} | self.confidence_json()
+
+    def confidence_json(self) -> dict:
+        """{"confidence": {label, reasons}}, or {} for a prediction made without one."""
+        return {} if self.confidence is None else {"confidence": self.confidence.to_json()}
 
 
 def execute_latest(plan: Plan, store, plan_set: str = "") -> Candidate | None:
@@ -74,12 +80,13 @@ def resolve_question(question: Question, store, compiled: list[tuple[str, Compil
         if reasons:
             reason += "; " + "; ".join(reasons)
         return Prediction(question.qid, question.text, question.source, "", reason, None, (),
-                          len(plans), set_ids, "no complete path")
+                          len(plans), set_ids, "no complete path", assess(None))
     suspicious = ""
     if any(k.startswith("type-mismatch") for k, _ in winner.terms):
         suspicious = "answer type mismatch"
     return Prediction(question.qid, question.text, question.source, winner.answer, "", winner,
-                      tuple(candidates), len(plans), set_ids, suspicious)
+                      tuple(candidates), len(plans), set_ids, suspicious,
+                      assess(winner, tuple(candidates)))
 
 
 def resolve_question_plain(question: Question, store, compiled: list[tuple[str, Compiled]]
@@ -108,9 +115,11 @@ def resolve_question_plain(question: Question, store, compiled: list[tuple[str, 
         reasons = [f"{s}: {c.reason}" for s, c in compiled if c.reason]
         reason = "; ".join(reasons) if reasons and not tried else "no plan reached an answer"
         return Prediction(question.qid, question.text, question.source, "", reason, None, (),
-                          tried, set_ids, "no complete path")
+                          tried, set_ids, "no complete path", assess(None))
+    # Plain execution keeps no score: the label reads the terms the search gives its path.
     return Prediction(question.qid, question.text, question.source, best.answer, "", best,
-                      (best,), tried, set_ids, "" if typed else "answer type mismatch")
+                      (best,), tried, set_ids, "" if typed else "answer type mismatch",
+                      assess(scored(question.text, store, best)))
 
 
 def resolve_dataset(dataset: Dataset, plan_sets: list[PlanSet],

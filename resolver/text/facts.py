@@ -181,6 +181,68 @@ def parse_line(raw: str, fast: bool = True) -> Fact:
             builder.lines = []
 
 
+class _Numbered:
+    """Lines seen through their 1-based numbers in a longer text: `FactBuilder` reads a fact's
+    text as `lines[number - 1]`, and the pieces a stream parses start at `first_line`."""
+
+    __slots__ = ("lines", "shift")
+
+    def __init__(self, lines: list[str], first_line: int) -> None:
+        self.lines, self.shift = lines, first_line - 1
+
+    def __getitem__(self, index: int) -> str:
+        return self.lines[index - self.shift]
+
+
+def parse_fact_lines(lines: list[str], first_line: int = 1, *, fast: bool = True
+                     ) -> tuple[list[Fact], list[UnparsedLine]]:
+    """Fact lines without a header or blank lines (each one fact as written, no line break),
+    numbered from `first_line`: the streaming entry point (`resolver.memory` cuts a stream
+    into such pieces). One LALR pass over them all; if one fits no template, line by line, so
+    every bad line comes back with its reason, in the words `parse_context` uses. Serials are
+    not checked here: a stream decides what a repeated or out-of-order serial means."""
+    if not lines:
+        return [], []
+    found = parse_fact_block(lines, first_line, fast=fast)
+    if found is not None:
+        return found, []
+    parser = fact_parser(fast)
+    from lark.exceptions import UnexpectedInput  # loaded by the parser above
+    builder: FactBuilder = parser.options.transformer
+    facts, unparsed = [], []
+    with _lock:
+        builder.lines = _Numbered(lines, first_line)
+        try:
+            for number, raw in enumerate(lines, start=first_line):
+                builder.line_offset = number - 1
+                try:
+                    facts.extend(_facts_of(parser.parse(raw, start="line")))
+                except UnexpectedInput as exc:
+                    unparsed.append(UnparsedLine(number, raw, _reason(raw, exc)))
+        finally:
+            builder.lines, builder.line_offset = [], 0
+    return facts, unparsed
+
+
+def parse_fact_block(lines: list[str], first_line: int = 1, *, fast: bool = True
+                     ) -> list[Fact] | None:
+    """`parse_fact_lines` in one LALR pass only: the facts, or None when some line fits no
+    template (the caller then cuts the text otherwise, or asks `parse_fact_lines` why)."""
+    if not lines:
+        return []
+    parser = fact_parser(fast)
+    from lark.exceptions import UnexpectedInput  # loaded by the parser above
+    builder: FactBuilder = parser.options.transformer
+    with _lock:
+        builder.lines, builder.line_offset = _Numbered(lines, first_line), first_line - 1
+        try:
+            return _facts_of(parser.parse("\n".join(lines), start="start"))
+        except UnexpectedInput:
+            return None
+        finally:
+            builder.lines, builder.line_offset = [], 0
+
+
 def _parse_line_by_line(parser, builder, lines):
     from lark.exceptions import UnexpectedInput  # loaded with the parser
     facts, unparsed = [], []

@@ -1,0 +1,253 @@
+"""`Memory`: ingest text in any chunks, query any prompt, with the same answers as `factres run`.
+
+The write side commits each complete fact on arrival: the streaming reader (`stream`) cuts the
+text into facts and the memory appends them to a `FactStore` with `extend`, which accepts each
+into the provenance ledger in serial order (the ledger exists from the start, so nothing is
+deferred) and keeps the lookup tables current. The read side is the run's own code path: the
+live plan sets compiled by the same compilers (`resolver.plan.planning.compile_live`) and
+`resolver.search.resolve` over the same store. A memory fed a row's context holds the store a
+run builds from it (the same facts, serials, lines and texts), so it gives the same answers and
+the same traces.
+
+When the tail is committed: a fact is complete when the next fact starts or a line break
+follows it; otherwise it waits, since a chunk may end inside it ("... is Washington, D." +
+"C."). `flush()` commits the tail; `query` flushes first, so a question always sees everything
+ingested. Thread-safe: one lock around every read and write."""
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+
+from resolver.errors import InputError
+from resolver.haystack import Question
+from resolver.memory import harness
+from resolver.memory.stream import PASSED_KINDS, FactReader, Report
+from resolver.plan.planning import LIVE_SETS, compile_live
+from resolver.search.candidates import Hop
+from resolver.search.confidence import NONE, Confidence, abstention, below, rank
+from resolver.search.resolve import Prediction, resolve_question, resolve_question_plain
+from resolver.store.fact_store import FactStore
+from resolver.store.provenance import Ledger, Version
+from resolver.text.facts import Fact
+
+__all__ = ["Answer", "IngestResult", "Memory", "harness"]
+
+MODES = ("search", "plain")
+MEMORY_SOURCE = "memory"          # the source and id a memory's questions carry
+NOTHING_INGESTED = "nothing ingested yet: the memory holds no facts"
+NO_QUESTION = "the prompt holds no question (only the instruction's example, or nothing)"
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What one `ingest` (or `flush`) did. Counts use the reader's kinds: passed over
+    "framing", "instruction", "acknowledgement", "header", "repeat" (the same serial with the
+    same fact again); reported "unparsed", "duplicate" (a serial repeated with another fact),
+    "out-of-order"."""
+    committed: int                          # facts accepted into the store and its ledger
+    passed_over: dict[str, int]             # kind -> count, every kind present
+    reports: tuple[Report, ...]             # text not committed, with `factres parse`'s words
+    facts: tuple[Fact, ...] = ()            # the facts committed, in serial order
+    pending: int = 0                        # characters held (an incomplete fact or shape)
+
+    @property
+    def reported(self) -> dict[str, int]:
+        return dict(Counter(r.kind for r in self.reports))
+
+    def to_json(self) -> dict:
+        return {"committed": self.committed, "passed_over": dict(self.passed_over),
+                "reports": [r.to_json() for r in self.reports], "pending": self.pending,
+                "serials": [self.facts[0].serial, self.facts[-1].serial] if self.facts else None}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A memory's answer: the string, why it is empty, how sure it is, and the winning path
+    (each hop's serial, line and ledger status) with its score terms."""
+    text: str                               # the answer ("" when none)
+    question: str                           # the question found in the prompt
+    reason: str = ""                        # why `text` is empty, else ""
+    confidence: Confidence = field(default_factory=lambda: Confidence(NONE, ("no answer",)))
+    path: tuple[Hop, ...] = ()              # the winning path, hop by hop
+    score: float | None = None              # the winner's score (None: no winner)
+    terms: tuple[tuple[str, float], ...] = ()   # its parts
+    prediction: Prediction | None = None    # what a run records (traces.jsonl) for it
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "question": self.question, "reason": self.reason,
+                "confidence": self.confidence.to_json(),
+                "path": [h.to_json() for h in self.path],
+                "score": None if self.score is None else round(self.score, 6),
+                "terms": [[k, round(v, 6)] for k, v in self.terms]}
+
+
+def _text_of(chunk) -> str:
+    """The chunk as text; InputError for anything but str or UTF-8 bytes."""
+    if isinstance(chunk, (bytes, bytearray, memoryview)):
+        data = bytes(chunk)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"a chunk is not UTF-8: byte 0x{data[exc.start]:02x} at offset "
+                             f"{exc.start}", expected="text (str), or UTF-8 bytes") from None
+    if not isinstance(chunk, str):
+        raise InputError(f"a chunk must be text, not {type(chunk).__name__}",
+                         expected="text (str), or UTF-8 bytes")
+    try:
+        chunk.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(f"a chunk is not valid Unicode text: lone surrogate "
+                         f"{chunk[exc.start]!r} at offset {exc.start}",
+                         expected="text that UTF-8 can encode") from None
+    return chunk
+
+
+class Memory:
+    """A FactConsolidation memory: `ingest` text, `query` questions, `reset` to empty.
+
+    `plan_sets` are the live plan sets a query compiles ("rules", "lexicon", as `factres run
+    --plans live:NAME`), `mode` the resolver ("search", or "plain" latest-wins execution);
+    both may be overridden per query."""
+
+    def __init__(self, plan_sets: tuple[str, ...] = LIVE_SETS, mode: str = "search") -> None:
+        self._check(plan_sets, mode)
+        self.plan_sets, self.mode = tuple(plan_sets), mode
+        self._lock = threading.RLock()
+        self.reset()
+
+    @staticmethod
+    def _check(plan_sets, mode) -> None:
+        names = tuple(s.removeprefix("live:") for s in plan_sets)
+        unknown = [s for s in names if s not in LIVE_SETS]
+        if unknown or not names:
+            raise InputError(f"unknown live plan set {unknown[0]!r}" if unknown
+                             else "no plan set named", expected=f"some of {', '.join(LIVE_SETS)}")
+        if mode not in MODES:
+            raise InputError(f"unknown mode {mode!r}", expected=" or ".join(MODES))
+
+    # ---- state -------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget everything: an empty store, ledger and reader."""
+        with self._lock:
+            self._store = FactStore()
+            self._store.ledger                 # from now on every extend accepts into it
+            self._reader = FactReader(self._by_serial)
+            self._held = b""                   # an incomplete UTF-8 sequence between chunks
+
+    def _by_serial(self, serial: int) -> Fact | None:
+        """The stored fact with this serial (the reader asks only when a serial repeats or
+        comes out of order)."""
+        return next((f for f in self._store if f.serial == serial), None)
+
+    @property
+    def store(self) -> FactStore:
+        return self._store
+
+    @property
+    def ledger(self) -> Ledger:
+        return self._store.ledger
+
+    @property
+    def tail(self) -> str:
+        """Text held until it is known to be complete (see the module docstring)."""
+        return self._reader.tail
+
+    def history(self, entity: str, relation: str | None = None
+                ) -> dict[str, tuple[Version, ...]]:
+        """relation -> every version of (entity, relation), oldest first (`FactStore.history`)."""
+        with self._lock:
+            return self._store.history(entity, relation)
+
+    def frontier(self, relation: str | None = None) -> list[tuple[str, Version]]:
+        """(subject, head) of every key: the current values (`FactStore.frontier`)."""
+        with self._lock:
+            return self._store.frontier(relation)
+
+    # ---- writing -----------------------------------------------------------------------------
+    def ingest(self, chunk: str | bytes) -> IngestResult:
+        """Read a chunk of any size, cut anywhere: commit every fact it completes. A chunk that
+        is not text, or not UTF-8, raises InputError and changes nothing. Bytes may end inside
+        a character: the rest of it is expected at the start of the next chunk."""
+        with self._lock:
+            if isinstance(chunk, (bytes, bytearray, memoryview)):
+                data = self._held + bytes(chunk)
+                cut = _complete_utf8(data)
+                text, held = _text_of(data[:cut]), data[cut:]
+                self._held = held
+            else:
+                text = _text_of(chunk)
+            return self._apply(self._reader.feed(text))
+
+    def flush(self) -> IngestResult:
+        """Commit the held tail as complete (the end of the text, for now)."""
+        with self._lock:
+            if self._held:
+                # a character cut short and never completed: refused, the state kept as it is
+                text = _text_of(self._held)
+                self._held = b""
+                self._apply(self._reader.feed(text))
+            return self._apply(self._reader.flush())
+
+    def _apply(self, batch) -> IngestResult:
+        self._store.extend(batch.facts)
+        passed = {kind: batch.passed.get(kind, 0) for kind in PASSED_KINDS}
+        return IngestResult(len(batch.facts), passed, tuple(batch.reports),
+                            tuple(batch.facts), len(self._reader.tail))
+
+    # ---- reading -----------------------------------------------------------------------------
+    def query(self, prompt: str, *, plan_sets: tuple[str, ...] | None = None,
+              mode: str | None = None, abstain_below: str | None = None,
+              qid: str = MEMORY_SOURCE, source: str = MEMORY_SOURCE) -> Answer:
+        """Answer a bare question or a whole harness prompt (`harness.question_of` finds the
+        question). The tail is committed first. An empty memory, a prompt without a question
+        and an unanswerable question give an empty answer with the reason, never an exception;
+        `abstain_below` ("low", "medium", "high") empties an answer labelled below it.
+        `qid` and `source` name the question in `Answer.prediction`, as a run would."""
+        if not isinstance(prompt, str):
+            raise InputError(f"a query must be text, not {type(prompt).__name__}",
+                             expected="a question or a harness prompt (str)")
+        sets = self.plan_sets if plan_sets is None else tuple(plan_sets)
+        mode = self.mode if mode is None else mode
+        self._check(sets, mode)
+        if abstain_below is not None:
+            try:
+                rank(abstain_below)
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+        question = harness.question_of(prompt)
+        with self._lock:
+            self.flush()
+            if not len(self._store):
+                return Answer("", question, NOTHING_INGESTED)
+            if not question:
+                return Answer("", question, NO_QUESTION)
+            q = Question(qid, source, 0, question, "unknown", "unknown", "")
+            compiled = compile_live(question, self._store,
+                                    tuple(s.removeprefix("live:") for s in sets))
+            resolve = resolve_question if mode == "search" else resolve_question_plain
+            prediction = resolve(q, self._store, compiled)
+        return _answer(prediction, abstain_below)
+
+
+def _answer(prediction: Prediction, abstain_below: str | None) -> Answer:
+    winner = prediction.winner
+    confidence = prediction.confidence or Confidence(NONE, ("no answer",))
+    text, reason = prediction.answer, prediction.reason
+    if text and below(confidence, abstain_below):
+        text, reason = "", abstention(confidence, abstain_below)
+    return Answer(text, prediction.question, reason, confidence,
+                  winner.hops if winner else (), winner.score if winner else None,
+                  winner.terms if winner else (), prediction)
+
+
+def _complete_utf8(data: bytes) -> int:
+    """Where the last complete UTF-8 character of `data` ends: a sequence cut short at the end
+    waits for the next chunk (an invalid byte elsewhere is left for the decoder to refuse)."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:                        # a lead byte or ASCII
+            need = 1 if byte < 0x80 else 2 if byte >> 5 == 0b110 else \
+                3 if byte >> 4 == 0b1110 else 4 if byte >> 3 == 0b11110 else 1
+            return len(data) - back if need > back else len(data)
+    return len(data)

@@ -1,0 +1,353 @@
+"""The streaming fact reader: text that arrives in any chunks -> facts, each committed as soon as
+it is known to be complete, in serial order.
+
+Two layers, both resumable at any character:
+
+1. The harness's shapes are recognised and passed over, counted: the memorize frame's opening
+   line ("Dialogue between User and Assistant <time>"), its instruction ("<User> The following
+   context is the facts I have learned:"), its acknowledgement ("<Assistant> I have learned the
+   facts ..."), and the header ("Here is a list of facts:"). Such a shape stands between two
+   sentences of the context, so the text on its two sides is joined with one space (a line
+   break if either side had one): a fact the harness cut across two chunks ("... born in the
+   city of St." | "Louis.") comes back whole. A shape cut across two `feed` calls is held until
+   it can be told.
+2. The text between them is cut into facts. A line break always ends a fact (the canonical
+   layout: one fact per line). Inside a line (a harness chunk is one long line), a fact ends
+   before "<serial>. " when a full stop and blanks come first and the serial is the next one
+   (the current fact's serial + 1). Any other "N. " after a full stop ("7373. 1. FFC Frankfurt
+   is ...", a serial out of order) is a boundary only when the grammar reads both sides as
+   facts; "Czech 2. Liga" is no candidate at all (no full stop before it). The last fact of a
+   feed stays as the tail: "... is Washington, D.C." may go on ("... D.C. United."), so it is
+   committed when the next fact starts, when a line break follows it, or at `flush` (which
+   `Memory.query` calls first).
+
+Each complete piece then goes through the grammar (`resolver.text.facts.parse_fact_lines`, one
+LALR pass per feed) and the serial rules: a serial above the last committed one is committed (as
+`factres parse` reads the same text); the same serial with the same fact again is passed over as
+a repeat; a serial repeated with another fact, a serial below the last, and text that fits no
+template are reported, in the words `factres parse` uses, and never committed.
+
+`line` is the line the piece has in the canonical layout of what arrived: the header on line 1,
+then one line per piece (committed, repeated or reported) in arrival order, blank lines not
+counted. For a standard context, fed whole or in any chunks, that is the line `factres parse`
+gives the fact, and a piece's `text` is its line as written (without surrounding blanks)."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from resolver.memory.harness import FRAME_ACKNOWLEDGEMENT, FRAME_INSTRUCTION, FRAME_OPENING
+from resolver.text.facts import BOM, HEADER, Fact, parse_fact_block, parse_fact_lines
+
+# What is passed over, by kind (IngestResult.passed_over counts them under these names).
+FRAMING, INSTRUCTION, ACKNOWLEDGEMENT, HEADER_KIND, REPEAT = (
+    "framing", "instruction", "acknowledgement", "header", "repeat")
+PASSED_KINDS = (FRAMING, INSTRUCTION, ACKNOWLEDGEMENT, HEADER_KIND, REPEAT)
+# What is reported, by kind.
+UNPARSED, DUPLICATE, OUT_OF_ORDER = "unparsed", "duplicate", "out-of-order"
+
+
+def _after_tag(literal: str) -> str:
+    """A frame line's pattern: its "<Tag>" may be followed by any blanks."""
+    tag, _, rest = literal.partition(" ")
+    return re.escape(tag) + r"[ \t]*" + re.escape(rest)
+
+
+# The opening line runs to its line break, or to the "<User>" tag when the break is missing.
+# No named groups: with them the engine loses its first-character scan and the search costs
+# ten times as much (`_kind` tells the shapes apart by their first characters).
+_MARKERS = re.compile(
+    rf"{re.escape(FRAME_OPENING)}[^\n<]*|{_after_tag(FRAME_INSTRUCTION)}"
+    rf"|{_after_tag(FRAME_ACKNOWLEDGEMENT)}|{re.escape(HEADER)}")
+_KINDS = {FRAME_OPENING[:2]: FRAMING, FRAME_INSTRUCTION[:2]: INSTRUCTION,
+          FRAME_ACKNOWLEDGEMENT[:2]: ACKNOWLEDGEMENT, HEADER[:2]: HEADER_KIND}
+_LITERALS = (FRAME_OPENING, FRAME_INSTRUCTION, FRAME_ACKNOWLEDGEMENT, HEADER)
+_SHAPE_START = re.compile("[" + re.escape("".join(sorted({lit[0] for lit in _LITERALS}))) + "]")
+_LONGEST = max(len(lit) for lit in _LITERALS)
+
+# A piece's own serial, at its start.
+_SERIAL = re.compile(r"(\d+)\. ")
+# Inside a line: a full stop, blanks, then "N. " (the serial's position is group 1's start).
+_CANDIDATE = re.compile(r"(?<=\.)[ \t]+(\d+)\. ")
+# The fast cut: every such place becomes a line break.
+_CUT = re.compile(r"\.[ \t]+(?=\d+\. )")
+# Where a piece may start: after a line break, or at a serial after a full stop and blanks.
+_STARTS = re.compile(r"\n|(?<=\.)[ \t]+(?=\d+\. )")
+_TAIL_WINDOW = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Text the reader did not commit, and why (the words `factres parse` uses)."""
+    kind: str                  # UNPARSED, DUPLICATE or OUT_OF_ORDER
+    line: int                  # its line in the canonical layout of what arrived
+    text: str
+    reason: str
+    serial: int | None = None  # the piece's serial, when it has one
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "line": self.line, "text": self.text,
+                "reason": self.reason, "serial": self.serial}
+
+
+@dataclass
+class Batch:
+    """What one feed (or flush) produced: the facts to commit, in serial order, what was passed
+    over and what was reported."""
+    facts: list[Fact] = field(default_factory=list)
+    passed: Counter = field(default_factory=Counter)
+    reports: list[Report] = field(default_factory=list)
+
+
+class FactReader:
+    """Cuts a stream into facts (see the module docstring). Not thread-safe: `Memory` holds a
+    lock around it."""
+
+    def __init__(self, earlier: Callable[[int], Fact | None] | None = None) -> None:
+        self._raw = ""               # received text not yet told apart (a shape cut short)
+        self._pending = ""           # text told apart, not yet cut into complete facts
+        self._join: str | None = None   # after a shape: what joins the text that follows
+        self._started = False
+        self._line = 1               # lines used in the canonical layout (the header's is 1)
+        self._last: Fact | None = None
+        self._batch = Batch()
+        # serial -> a fact committed by an earlier feed (the caller's store knows them)
+        self._earlier = earlier
+
+    @property
+    def tail(self) -> str:
+        """Text held until the next feed or a flush: an incomplete fact or shape."""
+        return self._pending + self._raw
+
+    @property
+    def last_serial(self) -> int | None:
+        return None if self._last is None else self._last.serial
+
+    def feed(self, text: str) -> Batch:
+        """Read a chunk; returns the facts it completed (not yet committed anywhere: the
+        caller commits them), the shapes passed over and the pieces reported."""
+        return self._read(text, final=False)
+
+    def flush(self) -> Batch:
+        """The end of the stream for now: the held tail is read as complete."""
+        return self._read("", final=True)
+
+    # ---- layer 1: the harness's shapes -------------------------------------------------------
+    def _read(self, text: str, final: bool) -> Batch:
+        self._batch = batch = Batch()
+        if not self._started and text:
+            self._started = True
+            text = text.removeprefix(BOM)
+        raw = self._raw + text
+        if "\r" in raw:
+            raw = raw.replace("\r\n", "\n")
+        end = len(raw) if final else self._safe_end(raw)
+        parts = [self._pending]
+        pos = 0
+        for m in _MARKERS.finditer(raw, 0, end):
+            kind = _KINDS[m.group()[:2]]
+            if kind == FRAMING and m.end() == end and not final:
+                end = m.start()          # its time stamp may go on in the next feed
+                break
+            self._add(parts, raw[pos:m.start()])
+            self._mark(parts)
+            batch.passed[kind] += 1
+            pos = m.end()
+        self._add(parts, raw[pos:end])
+        self._raw = raw[end:]
+        self._pending = "".join(parts)
+        self._cut(final)
+        return batch
+
+    @staticmethod
+    def _safe_end(raw: str) -> int:
+        """Where a shape that may be cut short starts (its beginning ends the text), or the
+        end; a final carriage return waits for its line feed too."""
+        start = max(0, len(raw) - _LONGEST)
+        for m in _SHAPE_START.finditer(raw, start):
+            rest = raw[m.start():]
+            if any(lit.startswith(rest) and len(rest) < len(lit) for lit in _LITERALS):
+                return m.start()
+        return len(raw) - 1 if raw.endswith("\r") else len(raw)
+
+    def _add(self, parts: list[str], text: str) -> None:
+        if not text:
+            return
+        if self._join is not None:
+            body = text.lstrip()
+            if not body:
+                return
+            text = self._join + body
+            self._join = None
+        parts.append(text)
+
+    def _mark(self, parts: list[str]) -> None:
+        """A shape was passed over: the blanks around it are its own (the frame puts line
+        breaks around the chunk), and the sentences on its two sides are joined with one
+        space, as the harness joins the sentences of a chunk."""
+        while parts and not parts[-1].strip():
+            parts.pop()
+        if parts:
+            parts[-1] = parts[-1].rstrip()
+            self._join = " "
+        else:
+            self._join = ""                  # nothing before it: nothing to join to
+
+    # ---- layer 2: facts ----------------------------------------------------------------------
+    def _cut(self, final: bool) -> None:
+        text = self._pending
+        # A line break at the end says nothing yet: a frame's acknowledgement may follow it (the
+        # break is then the frame's, not the end of a fact line).
+        body = text
+        if not final:
+            stripped = text.rstrip()
+            if "\n" in text[len(stripped):]:
+                body = stripped
+        cut = len(body) if final else self._last_start(body)
+        if self._fast(body[:cut]):
+            self._pending = text[cut:]
+            return
+        self._pending = self._careful(body, final) + text[len(body):]
+
+    @staticmethod
+    def _last_start(text: str) -> int:
+        """Where the last piece starts: the text from there may not be complete yet."""
+        window = max(0, len(text) - _TAIL_WINDOW)
+        while True:
+            last = None
+            for last in _STARTS.finditer(text, window):
+                pass
+            if last is not None:
+                return last.end()
+            if window == 0:
+                return 0
+            window = max(0, window - 8 * _TAIL_WINDOW)
+
+    def _fast(self, region: str) -> bool:
+        """The common case in one pass: the region's pieces are consecutive serials, each one
+        fact. False (nothing done) when anything else may be the case."""
+        region = region.strip()
+        if not region:
+            return True
+        canon = _CUT.sub(".\n", region)
+        if "\n\n" in canon or " \n" in canon or "\n " in canon or "\t" in canon:
+            return False
+        lines = canon.split("\n")
+        facts = parse_fact_block(lines, self._line + 1)
+        if facts is None or len(facts) != len(lines):
+            return False
+        first = facts[0].serial
+        if self._last is not None and first != self._last.serial + 1:
+            return False
+        if [f.serial for f in facts] != list(range(first, first + len(facts))):
+            return False
+        self._commit_all(facts)
+        self._line = facts[-1].line
+        return True
+
+    def _careful(self, text: str, final: bool) -> str:
+        """Piece by piece, line by line; returns the text to keep pending."""
+        pieces: list[str] = []
+        lines = text.split("\n")
+        rest = ""
+        previous = self.last_serial
+        for i, line in enumerate(lines):
+            terminated = final or i < len(lines) - 1
+            done, rest, previous = self._pieces_of(line, terminated, previous)
+            pieces.extend(done)
+        self._classify(pieces)
+        return rest
+
+    def _pieces_of(self, line: str, terminated: bool, previous: int | None
+                   ) -> tuple[list[str], str, int | None]:
+        """The complete pieces of one line, the text left pending (an unterminated line's last
+        piece), and the last serial seen."""
+        pieces: list[str] = []
+        start = 0
+        own = _SERIAL.match(line.lstrip())
+        current = int(own.group(1)) if own else None
+        candidates = list(_CANDIDATE.finditer(line))
+        for j, m in enumerate(candidates):
+            number = int(m.group(1))
+            anchor = current if current is not None else previous
+            if anchor is None or number != anchor + 1:
+                if not self._fits(line[start:m.start()]):
+                    continue
+                following = next((c for c in candidates[j + 1:]
+                                  if int(c.group(1)) == number + 1), None)
+                if following is None and not terminated:
+                    return pieces, line[start:], previous     # undecided until more arrives
+                if not self._fits(line[m.start(1):following.start() if following else None]):
+                    continue
+            piece = line[start:m.start()].strip()
+            if piece:
+                pieces.append(piece)
+            if current is not None:
+                previous = current
+            start, current = m.start(1), number
+        if not terminated:
+            return pieces, line[start:], previous
+        piece = line[start:].strip()
+        if piece:
+            pieces.append(piece)
+            if current is not None:
+                previous = current
+        return pieces, "", previous
+
+    @staticmethod
+    def _fits(text: str) -> bool:
+        text = text.strip()
+        return bool(text) and "\n" not in text and parse_fact_block([text]) is not None
+
+    def _classify(self, pieces: list[str]) -> None:
+        """Parse the pieces (one pass) and apply the serial rules in arrival order."""
+        if not pieces:
+            return
+        first = self._line + 1
+        facts, unparsed = parse_fact_lines(pieces, first)
+        self._line += len(pieces)
+        batch = self._batch
+        by_line: dict[int, Fact | Report] = {f.line: f for f in facts}
+        for u in unparsed:
+            own = _SERIAL.match(u.text)
+            by_line[u.line] = Report(UNPARSED, u.line, u.text, u.reason,
+                                     int(own.group(1)) if own else None)
+        for number in range(first, first + len(pieces)):
+            item = by_line[number]
+            if isinstance(item, Report):
+                batch.reports.append(item)
+                continue
+            last = self._last
+            if last is None or item.serial > last.serial:
+                self._commit_all([item])
+                continue
+            seen = self._committed(item.serial)
+            if seen is not None and _same_fact(seen, item):
+                batch.passed[REPEAT] += 1
+            elif seen is not None:
+                batch.reports.append(Report(
+                    DUPLICATE, item.line, item.text,
+                    f"duplicate serial {item.serial}: also on line {seen.line}", item.serial))
+            else:
+                batch.reports.append(Report(
+                    OUT_OF_ORDER, item.line, item.text,
+                    f"serial {item.serial} is out of order: line {last.line} has serial "
+                    f"{last.serial}", item.serial))
+
+    def _committed(self, serial: int) -> Fact | None:
+        """The committed fact with this serial: looked up only for a serial that does not
+        grow (rare), so the reader keeps no index of its own."""
+        for batch_fact in reversed(self._batch.facts):
+            if batch_fact.serial == serial:
+                return batch_fact
+        return self._earlier(serial) if self._earlier is not None else None
+
+    def _commit_all(self, facts: list[Fact]) -> None:
+        self._batch.facts.extend(facts)
+        self._last = facts[-1]
+
+
+def _same_fact(a: Fact, b: Fact) -> bool:
+    return (a.subject, a.relation, a.object) == (b.subject, b.relation, b.object)
