@@ -1,6 +1,7 @@
 """Each command imports only what it uses: numpy only where a bootstrap interval is computed,
-Lark only where a context is parsed (not on a parse-cache hit, not to list the relation
-templates). Each case runs the command in a fresh interpreter and lists the heavy modules it
+scipy only where a paired statistic or an AUC is (resolver/run/stats.py, oracle signals; never
+for a run's own intervals), Lark only where a context is parsed (not on a parse-cache hit, not
+to list the relation templates). Each case runs the command in a fresh interpreter and lists the heavy modules it
 loaded. (Speed itself is measured by benchmarks/commands.py, never by a test.)"""
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from resolver.haystack import BUNDLED, bundled_path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("numpy", "lark", "lark_cython")
+HEAVY = ("numpy", "scipy", "lark", "lark_cython")
 
 _CODE = """
 import sys
@@ -70,6 +71,12 @@ def test_a_scored_run_loads_numpy_and_not_lark(warm_cache, tmp_path):
     loaded = _heavy_modules(["run", "--results-dir", str(tmp_path), "--no-progress"],
                             warm_cache)
     assert loaded == {"numpy"}
+
+
+def test_the_paper_tables_load_none(warm_cache, tmp_path):
+    loaded = _heavy_modules(["tables", "dev-6k-search-reading", "--out", str(tmp_path)],
+                            warm_cache)
+    assert loaded == set()
 
 
 def test_an_unscored_test_run_loads_neither(warm_cache, tmp_path):
