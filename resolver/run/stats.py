@@ -103,8 +103,10 @@ def paired_distribution(a: Sequence[int], b: Sequence[int], *, name: str = "",
 
 
 def percentile_interval(distribution: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
-    """The percentile interval of a bootstrap distribution (numpy's linear percentile, which is
-    the quantile scipy.stats.bootstrap takes for method="percentile")."""
+    """The percentile interval of a bootstrap distribution: numpy's linear percentile, the
+    quantile scipy.stats.bootstrap takes for method="percentile" (its arithmetic may differ in
+    the last bit). One function for the cells and the pooled rows, so a pool of one stratum
+    gives the cell's interval exactly."""
     import numpy as np
     tail = (1.0 - level) / 2 * 100
     low, high = np.percentile(distribution, [tail, 100 - tail])
