@@ -20,7 +20,7 @@ keys with several versions, where "latest" was a choice). For the fact f a hop t
   several versions only.
 
 Separation per signal: AUC (probability that an older hop's value exceeds a control hop's, ties
-count half: the Mann-Whitney U over the pairs, from scipy.stats) and a two-sided permutation test on the difference of means (PERMUTATIONS draws,
+count half) and a two-sided permutation test on the difference of means (PERMUTATIONS draws,
 fixed SEED). A signal "separates" when p < ALPHA and |AUC - 0.5| >= 0.2."""
 from __future__ import annotations
 
@@ -87,22 +87,21 @@ def hop_signals(hop: PathHop, path_serials: list[int], store: FactStore,
 
 
 def auc(a: list[float], b: list[float]) -> float | None:
-    """P(a value of `a` exceeds one of `b`), ties counting half: the Mann-Whitney U of `a`
-    over the number of pairs (scipy.stats.mannwhitneyu; its p is not used, so the asymptotic
-    method spares the exact one's cost)."""
+    """P(a value of `a` exceeds one of `b`), ties counting half. Counted here rather than
+    taken from scipy.stats.mannwhitneyu (U over the number of pairs), which gives the same
+    figure on every committed signal (tests/test_stats_agreement.py), because loading
+    scipy.stats would add about a second to every `oracle signals`."""
     if not a or not b:
         return None
-    from scipy.stats import mannwhitneyu   # lazily: scipy.stats takes about a second to load
-    u = mannwhitneyu(np.asarray(a, float), np.asarray(b, float), alternative="two-sided",
-                     method="asymptotic").statistic
-    return float(u / (len(a) * len(b)))
+    x, y = np.asarray(a, float)[:, None], np.asarray(b, float)[None, :]
+    return float(((x > y).sum() + 0.5 * (x == y).sum()) / (x.size * y.size))
 
 
 def permutation_p(a: list[float], b: list[float]) -> float | None:
     """Two-sided permutation p of |mean(a) - mean(b)|: PERMUTATIONS shuffles from SEED,
-    (hits + 1) / (PERMUTATIONS + 1). Hand-written, and kept so: the committed oracle-signals
-    folders hold its p values, and scipy.stats.permutation_test (which agrees within Monte
-    Carlo error, tests/test_stats_agreement.py) draws other permutations."""
+    (hits + 1) / (PERMUTATIONS + 1). Kept by hand: the committed oracle-signals folders hold
+    its p values, which scipy.stats.permutation_test (other draws) matches within Monte Carlo
+    error (tests/test_stats_agreement.py)."""
     if not a or not b:
         return None
     rng = np.random.default_rng(SEED)
