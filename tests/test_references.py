@@ -218,6 +218,7 @@ def _entry(i: int, **fields):
      "not '5'"),
     (_entry(0, sizes={"6k": {}}), 'references.0.sizes.6k: give "sh", "mh" or both'),
     (_entry(0, extra=1), "references.0.extra: Extra inputs are not permitted"),
+    (_entry(0, checked=1), "references.0.checked: Input should be a valid boolean"),
     (_entry(0, protocol="three"),
      "references.0 (a): protocol 'three' is not defined (known: one, two)"),
     (_entry(0, source="Z"), "references.0 (a): source 'Z' is not defined (known: P, Q, U, V)"),

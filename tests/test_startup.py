@@ -1,8 +1,8 @@
-"""Each command imports only what it uses: numpy only where a bootstrap interval is computed,
-scipy only where a paired statistic is (resolver/run/stats.py; never for a run's own
-intervals), Lark only where a context is parsed (not on a parse-cache hit, not
-to list the relation templates). Each case runs the command in a fresh interpreter and lists the heavy modules it
-loaded. (Speed itself is measured by benchmarks/commands.py, never by a test.)"""
+"""Each command imports only what it uses: numpy only where a bootstrap interval is computed, scipy
+only where a paired statistic is (resolver/run/stats.py; never for a run's own intervals), Lark
+only where a context is parsed (not on a parse-cache hit, not to list the relation templates).
+Each case runs the command in a fresh interpreter and lists the heavy modules it loaded. (Speed
+itself is measured by benchmarks/commands.py, never by a test.)"""
 from __future__ import annotations
 
 import ast

@@ -33,6 +33,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from resolver.errors import InputError
 from resolver.report.folders import (
@@ -519,18 +520,19 @@ def _reference_notes(refs: References, runs: list[tuple[Cell, ...]]) -> list[str
 
 
 def ref_table(path: str | Path | None = None,
-              folders: list[Folder] = ()) -> Table | None:
+              folders: Sequence[Folder] = ()) -> Table | None:
     """The published figures, one group per protocol (in the file's order), then the score runs
-    given (one row each, after a rule), their stale rates beside the published ones."""
+    given (one row each, after a rule), their stale rates beside the published ones. None when
+    the file has no entry: runs alone are no reference table."""
     shown, refs = load_references(path)
+    if not refs.references:
+        return None
     runs, used = [], []
     for folder in folders:
         row = run_reference_row(folder)
         if row is not None:
             runs.append(row)
             used.append(folder.name)
-    if not refs.references and not runs:
-        return None
     by_protocol: dict[str, list[tuple[Cell, ...]]] = {}
     for e in refs.references:
         by_protocol.setdefault(e.protocol, []).append(_reference_row(e))

@@ -53,7 +53,6 @@ SCHEMA = "factres.references/2"
 SIZES = ("6k", "32k", "64k", "262k")
 KINDS = ("sh", "mh")
 NOT_REPORTED = "not reported"
-PROVENANCE = ("published", "quoted", "vendor")
 
 Size = Literal["6k", "32k", "64k", "262k"]
 Text = Annotated[str, StringConstraints(pattern=r"\S")]         # not empty, not blank
@@ -76,7 +75,7 @@ Figure = Annotated[Union[int, float, str, None], PlainValidator(_figure)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Transcription(_Strict):
