@@ -87,6 +87,10 @@ def hop_signals(hop: PathHop, path_serials: list[int], store: FactStore,
 
 
 def auc(a: list[float], b: list[float]) -> float | None:
+    """P(a value of `a` exceeds one of `b`), ties counting half. Counted here rather than
+    taken from scipy.stats.mannwhitneyu (U over the number of pairs), which gives the same
+    figure on every committed signal (tests/test_stats_agreement.py), because loading
+    scipy.stats would add about a second to every `oracle signals`."""
     if not a or not b:
         return None
     x, y = np.asarray(a, float)[:, None], np.asarray(b, float)[None, :]
@@ -94,6 +98,10 @@ def auc(a: list[float], b: list[float]) -> float | None:
 
 
 def permutation_p(a: list[float], b: list[float]) -> float | None:
+    """Two-sided permutation p of |mean(a) - mean(b)|: PERMUTATIONS shuffles from SEED,
+    (hits + 1) / (PERMUTATIONS + 1). Kept by hand: the committed oracle-signals folders hold
+    its p values, which scipy.stats.permutation_test (other draws) matches within Monte Carlo
+    error (tests/test_stats_agreement.py)."""
     if not a or not b:
         return None
     rng = np.random.default_rng(SEED)

@@ -18,7 +18,6 @@ from resolver.errors import InputError
 from resolver.report import paper_tables
 from resolver.report.folders import gather
 from resolver.report.paper_tables import build, make_tables
-from resolver.report.references import load_references
 from resolver.run.tables import Cell, Table, latex_table, markdown_table
 
 DATA = Path(__file__).parent / "data"
@@ -144,45 +143,34 @@ def test_dirty_and_unfrozen_runs_are_marked():
 
 def test_rewriting_tables_replaces_them(tmp_path):
     (tmp_path / "mab-ref.md").write_text("old\n")
-    make_tables((str(FIXTURES / "dev-small"),), out=tmp_path, formats=("md",),
-                names=("mab-ref",), references=REFERENCES)
+    runs = tuple(str(FIXTURES / r) for r in RUNS)
+    make_tables(runs, out=tmp_path, formats=("md",), names=("mab-ref",), references=REFERENCES)
     assert (tmp_path / "mab-ref.md").read_text() == (GOLDEN / "mab-ref.md").read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mab-ref.md"]   # no temp files
 
 
-def test_the_packaged_references_are_valid_and_untranscribed():
-    shown, entries = load_references()
-    assert shown == "resolver/data/references.json"
-    assert entries and all(not e["checked"] for e in entries)
-    assert all(e["source"]["arxiv"] == "2507.05257" for e in entries)
-    cells = [v for e in entries for c in [*e["sizes"].values(), e["pooled"]] for v in c.values()]
-    assert set(cells) == {None}          # nothing typed from memory
-
-
-@pytest.mark.parametrize("entry, message", [
-    ({"system": "x"}, "missing key(s): checked, note, pooled, protocol, reader, sizes, source"),
-    ({"sizes": {"6k": {"sh": 101, "mh": None}}},
-     "sizes.6k.sh must be a percentage in [0, 100] or null, not 101"),
-    ({"sizes": {"8k": {"sh": 1, "mh": 1}}}, "sizes must map some of 6k, 32k, 64k, 262k to cells"),
-    ({"source": {"title": "t", "arxiv": None, "url": None, "table": None}},
-     "source names neither an arxiv id nor a url"),
-    ({"checked": True}, "a checked entry must name the table or figure it was checked "
-                        "against (source.table)"),
-    ({"protocol": ""}, "protocol must be a non-empty string"),
-    ({"extra": 1}, "unknown key(s): extra"),
-])
-def test_malformed_references_name_file_and_entry(tmp_path, entry, message):
-    import orjson
-    good = orjson.loads(REFERENCES.read_bytes())
-    bad = dict(good["references"][1], **entry)
-    if entry == {"system": "x"}:
-        bad = entry
-    good["references"].insert(1, bad)
-    path = tmp_path / "refs.json"
-    path.write_bytes(orjson.dumps(good))
-    with pytest.raises(InputError) as err:
-        load_references(path)
-    assert str(err.value) == f"{path}: reference entry 1: {message}"
+def test_mab_ref_marks_provenance_and_sets_factres_stale_rates_beside_the_published():
+    (table,), notes = build(gather((str(FIXTURES / "dev-small"),)), ("mab-ref",),
+                            references=REFERENCES)
+    assert notes == [] and table.sources == ("references.json", "dev-small")
+    rows = {row[0].text: row for row in table.rows}
+    assert [c.text + c.mark for c in rows["System A & B"][3:9]] == [
+        "91.5", "12", "4.0", "80", "—", "—"]                 # as printed; a dash; no 0
+    assert rows["System A & B"][15].text == "85.75"         # the source's precision, kept
+    assert [rows[s][0].mark for s in ("System D", "System C")] == ["†", "‡*"]
+    assert [c.text for c in rows["System C"][3:6]] == ["n/t", "n/t", "n/r"]
+    factres = rows["rules_x + lexicon-x"]
+    assert (factres[2].text, factres[5], factres[8].text) == (
+        "factres", Cell("12.5", "(1/8)"), "0.0")
+    assert factres[9].text == "n/r" and factres[-1].text == "dev-small"
+    assert table.groups[-1] == (factres,)                  # after the references, alone
+    notes = " ".join(table.notes)
+    assert "† quoted second-hand: P's figures as source Q quotes them." in notes
+    assert "‡ vendor claim: V's own figures, quoted in source Q." in notes
+    assert ("Stale denominator of source P: questions whose gold is a final value (n = 50 at "
+            "6K, 40 at 32K).") in notes
+    assert "factres's stale denominator: single-hop questions" in notes
+    assert "Not transcribed: its own figures (Untouched, arXiv:1111.11111)" in notes
 
 
 def test_table_model_checks_its_shape():

@@ -1,7 +1,8 @@
-"""Each command imports only what it uses: numpy only where a bootstrap interval is computed,
-Lark only where a context is parsed (not on a parse-cache hit, not to list the relation
-templates). Each case runs the command in a fresh interpreter and lists the heavy modules it
-loaded. (Speed itself is measured by benchmarks/commands.py, never by a test.)"""
+"""Each command imports only what it uses: numpy only where a bootstrap interval is computed, scipy
+only where a paired statistic is (resolver/run/stats.py; never for a run's own intervals), Lark
+only where a context is parsed (not on a parse-cache hit, not to list the relation templates).
+Each case runs the command in a fresh interpreter and lists the heavy modules it loaded. (Speed
+itself is measured by benchmarks/commands.py, never by a test.)"""
 from __future__ import annotations
 
 import ast
@@ -11,11 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from import_graph import imports_of
 
 from resolver.haystack import BUNDLED, bundled_path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("numpy", "lark", "lark_cython")
+HEAVY = ("numpy", "scipy", "lark", "lark_cython")
 
 _CODE = """
 import sys
@@ -70,6 +72,21 @@ def test_a_scored_run_loads_numpy_and_not_lark(warm_cache, tmp_path):
     loaded = _heavy_modules(["run", "--results-dir", str(tmp_path), "--no-progress"],
                             warm_cache)
     assert loaded == {"numpy"}
+
+
+def test_only_the_statistics_module_imports_scipy():
+    """Read from the source, lazy imports included: commands other than those computing paired
+    statistics cannot load scipy (the oracle's AUC and permutation test stay numpy)."""
+    users = sorted(p.relative_to(ROOT).as_posix() for package in ("resolver", "oracle")
+                   for p in (ROOT / package).rglob("*.py")
+                   if any(m.split(".")[0] == "scipy" for m in imports_of(p)))
+    assert users == ["resolver/run/stats.py"]
+
+
+def test_the_paper_tables_load_none(warm_cache, tmp_path):
+    loaded = _heavy_modules(["tables", "dev-6k-search-reading", "--out", str(tmp_path)],
+                            warm_cache)
+    assert loaded == set()
 
 
 def test_an_unscored_test_run_loads_neither(warm_cache, tmp_path):

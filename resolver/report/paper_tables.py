@@ -18,8 +18,11 @@ the references file (`resolver.report.references`). Nothing is typed by hand. Ea
   family: multi-hop, single-hop and the store (both kinds under one policy); questions, those
   with a gold path, the latest-wins cap, the one-version-per-key optimum (marked when not
   proven optimal), and the contested keys.
-- mab-ref: the references file, one group per protocol; "n/t" marks a cell not transcribed, "*"
-  an entry nobody has checked against its source.
+- mab-ref: the references file (`resolver.report.references`), one group per protocol, each
+  row with its source and place there; its stale-rate columns beside the score runs' own (one
+  row per run given, after a rule). Marks: † a figure quoted second-hand, ‡ a vendor's claim,
+  * an entry not checked against the transcription; "—" no figure in the source, "n/r" a size
+  or figure the source does not cover, "n/t" not transcribed.
 
 Files are written atomically (a temporary file renamed over the old one): tables are derived,
 so regenerating them replaces the previous ones."""
@@ -30,6 +33,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from resolver.errors import InputError
 from resolver.report.folders import (
@@ -43,7 +47,14 @@ from resolver.report.folders import (
     gather,
     source_order,
 )
-from resolver.report.references import SIZES, load_references
+from resolver.report.references import (
+    SIZES,
+    Reference,
+    References,
+    Source,
+    figure_text,
+    load_references,
+)
 from resolver.run.result_schema import IMPORTED_KIND, results_root, run_kind
 from resolver.run.run_folder import ensure_writable
 from resolver.run.tables import DASH, Cell, Table, latex_table, markdown_table, pct, tex
@@ -99,9 +110,9 @@ def _run_marks(meta: dict) -> str:
     return marks
 
 
-def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
-    """The mab-fc row of a score run; None when it has no FactConsolidation source."""
-    meta, metrics = folder.data["meta"], folder.data["metrics"]
+def fc_cells(metrics: dict) -> tuple[dict[tuple[str, str], dict], dict[str, dict]] | None:
+    """A score run's FactConsolidation rows: ((size, kind) -> metrics row, kind -> pooled row);
+    None when it has no FactConsolidation source."""
     cells: dict[tuple[str, str], dict] = {}
     other_kinds: set[str] = set()
     for row in metrics.get("rows", []):
@@ -122,25 +133,40 @@ def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
         # of its kind is FactConsolidation (else it would mix in other data).
         if row.get("pooled") and kind in kinds_present and kind not in other_kinds:
             pooled[kind] = row
-    commit = ((meta.get("git") or {}).get("commit") or "unknown")[:7]
-    split = Cell(meta.get("split") or metrics.get("split") or "?")
+    return cells, pooled
+
+
+def run_label(folder: Folder) -> tuple[Cell, str, str, str]:
+    """How the tables name a score run: (its name: plan sets, or an imported system's name,
+    marked when predictions are missing; mode; reader; commit marks)."""
+    meta, metrics = folder.data["meta"], folder.data["metrics"]
     if run_kind(meta) == IMPORTED_KIND:
         # Another system's predictions: its name where a resolver run names its plan sets. No
         # frozen configuration applies (nothing was resolved); the commit is factres's that
         # scored them.
         partial = PARTIAL if (meta.get("counts") or {}).get("missing") else ""
-        out = [Cell(meta.get("system") or "?", mark=partial), Cell(IMPORTED), Cell(DASH), split]
         marks = DIRTY if (meta.get("git") or {}).get("dirty") else ""
-    else:
-        sets = _sets_text(meta)
-        mode = (meta.get("config") or {}).get("mode") or "search"
-        reader = meta.get("reader") or metrics.get("reader") or "none"
-        failed = (meta.get("counts") or {}).get("reader_failures")
-        if failed:
-            # the reader's failed calls scored as empty answers: the row must say how many
-            reader += f" ({READER_FAILURES}: {failed})"
-        out = [Cell(sets), Cell(mode), Cell(reader), split]
-        marks = _run_marks(meta)
+        return Cell(meta.get("system") or "?", mark=partial), IMPORTED, DASH, marks
+    mode = (meta.get("config") or {}).get("mode") or "search"
+    reader = meta.get("reader") or metrics.get("reader") or "none"
+    failed = (meta.get("counts") or {}).get("reader_failures")
+    if failed:
+        # the reader's failed calls scored as empty answers: the row must say how many
+        reader += f" ({READER_FAILURES}: {failed})"
+    return Cell(_sets_text(meta)), mode, reader, _run_marks(meta)
+
+
+def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
+    """The mab-fc row of a score run; None when it has no FactConsolidation source."""
+    meta, metrics = folder.data["meta"], folder.data["metrics"]
+    found = fc_cells(metrics)
+    if found is None:
+        return None
+    cells, pooled = found
+    commit = ((meta.get("git") or {}).get("commit") or "unknown")[:7]
+    split = Cell(meta.get("split") or metrics.get("split") or "?")
+    name, mode, reader, marks = run_label(folder)
+    out = [name, Cell(mode), Cell(reader), split]
     for size in SIZES:
         out += [_em_cell(cells.get((size, "sh"))), _em_cell(cells.get((size, "mh")))]
     out += [_em_cell(pooled.get("sh")), _em_cell(pooled.get("mh"))]
@@ -357,42 +383,170 @@ def ceiling_table(folders: list[Folder], notes: list[str]) -> Table | None:
 
 
 # ---- mab-ref --------------------------------------------------------------------------------
-def _ref_cell(cells: dict | None, kind: str) -> Cell:
-    if cells is None:
-        return Cell(DASH)
-    value = cells.get(kind)
-    return Cell(NOT_TRANSCRIBED) if value is None else Cell(f"{value:.1f}")
+QUOTED, VENDOR = "†", "‡"      # mab-ref's own marks (in mab-fc they mean other things)
+NOT_COVERED = "n/r"
+REF_SIZE_COLUMNS = ("sh", "mh", "stale")
+# factres's own stale denominator, as resolver/run/scoring.py (`staleness`) counts it.
+FACTRES_STALE = ("single-hop questions whose gold is the final value of their own key (the "
+                 "winner's hop, else a one-hop rule plan) with more than one version")
+FACTRES_PROTOCOL, IMPORTED_PROTOCOL = "factres", "imported"
 
 
-def _source_text(source: dict) -> str:
-    where = f"arXiv:{source['arxiv']}" if source.get("arxiv") else source["url"]
-    return f"{where}, {source['table']}" if source.get("table") else where
+def _figure_cell(value: object) -> Cell:
+    text = figure_text(value)
+    if text is not None:
+        return Cell(text)
+    return Cell(NOT_TRANSCRIBED) if value is None else Cell(DASH)
 
 
-def ref_table(path: str | Path | None = None) -> Table | None:
-    shown, entries = load_references(path)
-    if not entries:
+def _covered(figures: dict, key: str) -> Cell:
+    """The figure `key` ("6k.sh", "stale.64k", ...), or "n/r" when the source does not give it."""
+    return _figure_cell(figures[key]) if key in figures else Cell(NOT_COVERED)
+
+
+def _reference_row(e: Reference) -> tuple[Cell, ...]:
+    mark = {"quoted": QUOTED, "vendor": VENDOR}.get(e.provenance, "")
+    mark += "" if e.checked else UNCHECKED
+    row = [Cell(e.system, mark=mark), Cell(e.reader), Cell(e.protocol)]
+    figures = e.figures()
+    for size in SIZES:
+        row += [_covered(figures, f"{size}.sh"), _covered(figures, f"{size}.mh"),
+                _covered(figures, f"stale.{size}")]
+    row += [_covered(figures, "pooled.sh"), _covered(figures, "pooled.mh"),
+            Cell(f"{e.source}, {e.place}")]
+    return tuple(row)
+
+
+def _run_figure(row: dict | None) -> Cell:
+    if row is None:
+        return Cell(NOT_COVERED)
+    return Cell("unscored") if row.get("em") is None else Cell(pct(row["em"]))
+
+
+def _run_stale(row: dict | None) -> Cell:
+    if row is None:
+        return Cell(NOT_COVERED)
+    if row.get("em") is None:
+        return Cell("unscored")
+    if row.get("stale_rate") is None:
+        return Cell(DASH)            # no question in the denominator
+    return Cell(pct(row["stale_rate"]), f"({row['stale']}/{row['stale_eligible']})")
+
+
+def run_reference_row(folder: Folder) -> tuple[Cell, ...] | None:
+    """A score run's mab-ref row: EM per size and its stale rate with stale/eligible, beside
+    the published figures; None when it has no FactConsolidation source."""
+    found = fc_cells(folder.data["metrics"])
+    if found is None:
         return None
+    cells, pooled = found
+    name, mode, reader, _ = run_label(folder)
+    protocol = IMPORTED_PROTOCOL if mode == IMPORTED else FACTRES_PROTOCOL
+    row = [name, Cell(reader), Cell(protocol)]
+    for size in SIZES:
+        sh, mh = cells.get((size, "sh")), cells.get((size, "mh"))
+        row += [_run_figure(sh), _run_figure(mh), _run_stale(sh)]
+    row += [_run_figure(pooled.get("sh")), _run_figure(pooled.get("mh")), Cell(folder.name)]
+    return tuple(row)
+
+
+def _source_text(source_id: str, source: Source) -> str:
+    parts = [source.name] if source.name not in (source_id, source.title) else []
+    if source.kind == "vendor":
+        parts.append("vendor page")
+    if source.title:
+        parts.append(f'"{source.title}"')
+    if source.authors:
+        parts.append(source.authors)
+    if source.arxiv:
+        parts.append(f"arXiv:{source.arxiv}")
+    if source.url:
+        parts.append(source.url)
+    if source.unlocated:
+        parts.append(source.unlocated)
+    return ", ".join(parts)
+
+
+def _names(ids) -> str:
+    ids = list(dict.fromkeys(ids))
+    return ", ".join(ids[:-1]) + " and " + ids[-1] if len(ids) > 1 else ids[0]
+
+
+def _reference_notes(refs: References, runs: list[tuple[Cell, ...]]) -> list[str]:
+    entries = refs.references
+    foot = ["EM: substring exact match (%) as the source prints it; stale: stale rate (%, "
+            "single-hop); mean: the source's pooled figure (a factres run's: the mean over its "
+            "sizes).",
+            f"— : the source prints no figure (a dash or an empty cell); {NOT_COVERED}: not "
+            f"covered by the source (a size or figure it does not give); {NOT_TRANSCRIBED}: not "
+            "transcribed."]
+    used_protocols = list(dict.fromkeys(e.protocol for e in entries))
+    foot += [f"protocol {p}: {refs.protocols[p]}." for p in used_protocols]
+    used_sources = list(dict.fromkeys([e.source for e in entries]
+                                      + [e.quoted_from for e in entries if e.quoted_from]))
+    foot += [f"source {s}: {_source_text(s, refs.sources[s])}." for s in used_sources]
+    quoted = [e for e in entries if e.provenance == "quoted"]
+    if quoted:
+        foot.append(f"{QUOTED} quoted second-hand: {_names(e.quoted_from for e in quoted)}'s "
+                    f"figures as source {_names(e.source for e in quoted)} quotes them.")
+    vendor = [e for e in entries if e.provenance == "vendor"]
+    if vendor:
+        foot.append(f"{VENDOR} vendor claim: {_names(e.quoted_from for e in vendor)}'s own "
+                    f"figures, quoted in source {_names(e.source for e in vendor)}.")
+    if any(not e.checked for e in entries):
+        foot.append(f"{UNCHECKED} not checked against the transcription.")
+    denominators = list(dict.fromkeys(e.stale.denominator for e in entries if e.stale))
+    for d in denominators:
+        den = refs.stale_denominators[d]
+        counts = ", ".join(f"{n} at {SIZE_LABEL[size]}" for size, n in
+                           sorted(den.n.items(), key=lambda kv: SIZES.index(kv[0])))
+        foot.append(f"Stale denominator of source {den.source}: {den.definition} "
+                    f"(n = {counts}).")
+    if runs:
+        foot.append(f"protocol {FACTRES_PROTOCOL}: runs of this repository; protocol "
+                    f"{IMPORTED_PROTOCOL}: other systems' predictions scored by factres score. "
+                    "EM from their metrics.json (intervals in mab-fc); stale rate with "
+                    "(stale/eligible) questions.")
+        if denominators:
+            foot.append(f"factres's stale denominator: {FACTRES_STALE}; another "
+                        "definition, so the counts differ (README: Stale denominators).")
+    foot.append(f"Figures copied from {refs.transcription.file} (sha256 "
+                f"{refs.transcription.sha256[:12]}) and compared with it cell by cell, not with "
+                "the papers themselves.")
+    for u in refs.untranscribed:
+        where = _source_text(u.source, refs.sources[u.source])
+        foot.append(f"Not transcribed: {u.what} ({where}): {u.why}.")
+    return foot
+
+
+def ref_table(path: str | Path | None = None,
+              folders: Sequence[Folder] = ()) -> Table | None:
+    """The published figures, one group per protocol (in the file's order), then the score runs
+    given (one row each, after a rule), their stale rates beside the published ones. None when
+    the file has no entry: runs alone are no reference table."""
+    shown, refs = load_references(path)
+    if not refs.references:
+        return None
+    runs, used = [], []
+    for folder in folders:
+        row = run_reference_row(folder)
+        if row is not None:
+            runs.append(row)
+            used.append(folder.name)
     by_protocol: dict[str, list[tuple[Cell, ...]]] = {}
-    for e in entries:
-        row = [Cell(e["system"], mark="" if e["checked"] else UNCHECKED), Cell(e["reader"]),
-               Cell(e["protocol"])]
-        for size in SIZES:
-            row += [_ref_cell(e["sizes"].get(size), "sh"), _ref_cell(e["sizes"].get(size), "mh")]
-        row += [_ref_cell(e["pooled"], "sh"), _ref_cell(e["pooled"], "mh"),
-                Cell(_source_text(e["source"]))]
-        by_protocol.setdefault(e["protocol"], []).append(tuple(row))
-    foot = [f"{NOT_TRANSCRIBED}: not transcribed; — : not reported."]
-    if any(not e["checked"] for e in entries):
-        foot.append(f"{UNCHECKED} not checked against the source.")
-    headers = ("system", "reader/model", "protocol") + ("sh", "mh") * (len(SIZES) + 1) \
-        + ("source",)
-    header_groups = ((("", 3),) + tuple((SIZE_LABEL[s], 2) for s in SIZES)
+    for e in refs.references:
+        by_protocol.setdefault(e.protocol, []).append(_reference_row(e))
+    groups = [tuple(rows) for rows in by_protocol.values()]
+    if runs:
+        groups.append(tuple(runs))
+    headers = ("system", "reader/model", "protocol") \
+        + REF_SIZE_COLUMNS * len(SIZES) + ("sh", "mh", "source")
+    header_groups = ((("", 3),) + tuple((SIZE_LABEL[s], len(REF_SIZE_COLUMNS)) for s in SIZES)
                      + (("mean", 2), ("", 1)))
-    return Table("mab-ref", "Published reference points, FactConsolidation EM (%), grouped by "
-                 "protocol", headers, "lll" + "r" * 2 * (len(SIZES) + 1) + "l",
-                 tuple(tuple(rows) for rows in by_protocol.values()), header_groups,
-                 tuple(foot), (shown,))
+    return Table("mab-ref", "Published reference points, FactConsolidation EM and stale rate "
+                 "(%), grouped by protocol, with factres's runs", headers,
+                 "lll" + "r" * (len(REF_SIZE_COLUMNS) * len(SIZES) + 2) + "l", tuple(groups),
+                 header_groups, tuple(_reference_notes(refs, runs)), (shown, *used))
 
 
 # ---- building and writing -------------------------------------------------------------------
@@ -407,7 +561,7 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
                               "oracle nbest folder (nbest.json)"),
                 "mab-ceiling": (lambda: ceiling_table(by_kind[CEILING], notes),
                                 "oracle ceiling folder (ceiling.json)"),
-                "mab-ref": (lambda: ref_table(references), "references entry")}
+                "mab-ref": (lambda: ref_table(references, by_kind[SCORE]), "references entry")}
     unknown = [n for n in names if n not in builders]
     if unknown:
         raise InputError(f"unknown table {unknown[0]!r}", expected=", ".join(TABLES))
@@ -440,14 +594,19 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def preview_document(tables: list[Table]) -> str:
     """A LaTeX document that \\input{}s every table, each in a table float with its caption:
-    compile it to see the tables as a paper shows them."""
+    compile it to see the tables as a paper shows them. A table wider than the page (mab-ref's
+    many columns) is scaled down to the text width, as a paper would \\resizebox it."""
     lines = [r"\documentclass{article}", r"\usepackage[T1]{fontenc}",
              r"\usepackage[landscape,margin=1.5cm]{geometry}", r"\usepackage{booktabs}",
+             r"\usepackage{graphicx}", r"\newsavebox{\factrestable}",
+             r"\newcommand{\fitwidth}[1]{\sbox{\factrestable}{#1}\ifdim\wd\factrestable>"
+             r"\linewidth\resizebox{\linewidth}{!}{\usebox{\factrestable}}\else"
+             r"\usebox{\factrestable}\fi}",
              r"\begin{document}"]
     for t in tables:
         lines += [r"\begin{table}[ht]", r"\centering\small", r"\caption{" + tex(t.caption)
-                  + "}", r"\label{tab:" + t.table_id + "}", r"\input{" + t.table_id + ".tex}",
-                  r"\end{table}"]
+                  + "}", r"\label{tab:" + t.table_id + "}",
+                  r"\fitwidth{\input{" + t.table_id + ".tex}}", r"\end{table}"]
     lines += [r"\end{document}"]
     return "\n".join(lines) + "\n"
 

@@ -1,32 +1,222 @@
 """Published reference points (`resolver/data/references.json`), read and validated.
 
 The file is the only place a number not produced by a run folder may enter a table, so every
-entry names its source (paper or vendor page, arXiv id or URL, and the table or figure) and its
-protocol, and says whether someone checked its cells against that source. A cell is a
-percentage in [0, 100] or null ("not transcribed"); nothing is ever filled in from memory.
+figure names where it comes from: its source (a paper or a vendor page, with its arXiv id or
+URL, or a word that the transcription gives none), its place there (a table, a section, the
+running text, with the passage quoted for a figure read from text), who measured it (published
+by the source itself, quoted second-hand from another source, or a vendor's own claim), its
+reader and protocol, and whether someone compared it with the transcription it was copied from
+(`checked`). Nothing is ever filled in from memory.
 
-    {"schema": "factres.references/1", "comment": "...", "references": [
-      {"system": str, "reader": str, "protocol": str,
-       "source": {"title": str, "arxiv": str|null, "url": str|null, "table": str|null},
-       "sizes": {"6k"|"32k"|"64k"|"262k": {"sh": num|null, "mh": num|null}, ...},
-       "pooled": {"sh": num|null, "mh": num|null},
-       "checked": bool, "note": str}, ...]}
-"""
+A figure is a percentage as the source prints it (an integer stays an integer: "100" is not
+"100.0"), "not reported" (the source prints a dash or leaves the cell empty), or null (not
+transcribed). A size missing from an entry's `sizes` (a kind missing from a size, a missing
+`pooled` or `stale`) is one the source does not cover at all, as source B has no 32K: it is
+"not covered", never 0.
+
+    {"schema": "factres.references/2", "comment": str,
+     "transcription": {"file": str, "test_copy": str, "sha256": hex},
+     "sources": {id: {"name", "kind": "paper"|"vendor", "title", "authors", "arxiv", "url",
+                      "unlocated"}},              # unlocated: why there is no arxiv id or url
+     "protocols": {id: str},
+     "stale_denominators": {id: {"definition", "n": {size: int}, "source": id, "quote"}},
+     "untranscribed": [{"source": id, "what": str, "why": str}],
+     "references": [{"id", "system", "row", "reader", "protocol": id,
+                     "provenance": "published"|"quoted"|"vendor", "quoted_from": id|null,
+                     "source": id, "place", "quote", "sizes": {size: {"sh"?, "mh"?}},
+                     "pooled": {"sh"?, "mh"?}|null,
+                     "stale": {"denominator": id, "sizes": {size: figure}}|null,
+                     "checked": bool, "note": str}, ...]}
+
+The shape is checked by pydantic models (unknown keys refused, types strict), then the links
+between the parts (every id named exists, ids unique, a quoted or vendor figure says whom it is
+quoted from, a checked entry has no untranscribed cell)."""
 from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Literal, Union
 
-import orjson
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from resolver.errors import InputError
 
-SCHEMA = "factres.references/1"
+SCHEMA = "factres.references/2"
 SIZES = ("6k", "32k", "64k", "262k")
 KINDS = ("sh", "mh")
-_ENTRY_KEYS = {"system", "reader", "protocol", "source", "sizes", "pooled", "checked", "note"}
-_SOURCE_KEYS = {"title", "arxiv", "url", "table"}
+NOT_REPORTED = "not reported"
+
+Size = Literal["6k", "32k", "64k", "262k"]
+Text = Annotated[str, StringConstraints(pattern=r"\S")]         # not empty, not blank
+Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+
+
+def _figure(value: object) -> object:
+    """A figure: a percentage, "not reported" (a dash or an empty cell in the source), or None
+    (not transcribed). One check rather than a union of types, so an error names the field
+    once and says what a figure may be."""
+    if value is None or value == NOT_REPORTED:
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
+        raise ValueError(f'a figure is a percentage in [0, 100], "{NOT_REPORTED}" or null, '
+                         f"not {value!r}")
+    return value
+
+
+Figure = Annotated[Union[int, float, str, None], PlainValidator(_figure)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Transcription(_Strict):
+    """The transcription the figures were copied from and checked against."""
+    file: Text                    # where it lives (outside the repository)
+    test_copy: Text               # the committed copy the tests read
+    sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class Source(_Strict):
+    name: Text                    # how the tables name it
+    kind: Literal["paper", "vendor"]
+    title: Text | None = None     # None when the transcription gives no title
+    authors: Text | None = None
+    arxiv: Annotated[str, StringConstraints(pattern=r"^\d{4}\.\d{4,5}$")] | None = None
+    url: Text | None = None
+    unlocated: Text | None = None     # why neither arxiv nor url: what the transcription says
+
+    @model_validator(mode="after")
+    def _located(self) -> "Source":
+        if not (self.arxiv or self.url or self.unlocated):
+            raise ValueError("a source names an arxiv id or a url, or says in `unlocated` "
+                             "that the transcription gives none")
+        if (self.arxiv or self.url) and self.unlocated:
+            raise ValueError("`unlocated` is only for a source with neither arxiv id nor url")
+        return self
+
+
+class Pair(_Strict):
+    """Single-hop and multi-hop figures of one size (or pooled). A kind left out is one the
+    source does not give at all (a figure from text that names one kind); a table's empty
+    cell is "not reported" instead."""
+    sh: Figure = None
+    mh: Figure = None
+
+    @model_validator(mode="after")
+    def _some_kind(self) -> "Pair":
+        if not self.model_fields_set:
+            raise ValueError('give "sh", "mh" or both')
+        return self
+
+    def covers(self, kind: str) -> bool:
+        return kind in self.model_fields_set
+
+
+
+class StaleDenominator(_Strict):
+    definition: Text              # which questions the source counts
+    n: dict[Size, Annotated[int, Field(gt=0, strict=True)]]
+    source: Id
+    quote: Text                   # the passage that defines it, verbatim
+
+
+class Stale(_Strict):
+    denominator: Id               # a key of stale_denominators
+    sizes: dict[Size, Figure] = Field(min_length=1)
+
+
+class Untranscribed(_Strict):
+    source: Id
+    what: Text
+    why: Text
+
+
+class Reference(_Strict):
+    id: Id
+    system: Text
+    row: Text | None              # the row's label in the transcription's table, verbatim;
+    #                               None for figures read from running text
+    reader: Text
+    protocol: Id
+    provenance: Literal["published", "quoted", "vendor"]
+    quoted_from: Id | None        # whose figure a quoted or vendor entry repeats
+    source: Id                    # where the figure was read (for a quoted one: the quoting)
+    place: Text                   # the table, section or text, as the transcription says
+    quote: Text | None            # the passage a figure from text is read from, verbatim
+    sizes: dict[Size, Pair]
+    pooled: Pair | None
+    stale: Stale | None
+    checked: bool                 # every figure compared with the transcription
+    note: str
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Reference":
+        if (self.provenance == "published") != (self.quoted_from is None):
+            raise ValueError("quoted_from names whose figure a quoted or vendor entry repeats, "
+                             "and only then")
+        if self.row is None and self.quote is None:
+            raise ValueError("a figure comes from a table row (`row`) or a quoted passage "
+                             "(`quote`)")
+        if not (self.sizes or self.pooled or self.stale):
+            raise ValueError("an entry has at least one figure (sizes, pooled or stale)")
+        if self.checked and None in self.figures().values():
+            raise ValueError("a checked entry has no untranscribed (null) figure")
+        return self
+
+    def figures(self) -> dict[str, Figure]:
+        """Every figure of the entry: "6k.sh", "pooled.mh", "stale.64k", ... -> value."""
+        out: dict[str, Figure] = {}
+        pairs = list(self.sizes.items()) + ([("pooled", self.pooled)] if self.pooled else [])
+        for where, pair in pairs:
+            out.update({f"{where}.{kind}": getattr(pair, kind) for kind in KINDS
+                        if pair.covers(kind)})
+        if self.stale is not None:
+            out.update({f"stale.{size}": v for size, v in self.stale.sizes.items()})
+        return out
+
+
+class References(_Strict):
+    schema_: Literal["factres.references/2"] = Field(alias="schema")
+    comment: str
+    transcription: Transcription
+    sources: dict[Id, Source]
+    protocols: dict[Id, Text]
+    stale_denominators: dict[Id, StaleDenominator]
+    untranscribed: list[Untranscribed]
+    references: list[Reference]
+
+    @model_validator(mode="after")
+    def _linked(self) -> "References":
+        seen: set[str] = set()
+        for i, e in enumerate(self.references):
+            if e.id in seen:
+                raise ValueError(f"references.{i}: id {e.id!r} is used twice")
+            seen.add(e.id)
+            for field, name, table in (("source", e.source, self.sources),
+                                       ("quoted_from", e.quoted_from, self.sources),
+                                       ("protocol", e.protocol, self.protocols),
+                                       ("stale.denominator",
+                                        e.stale.denominator if e.stale else None,
+                                        self.stale_denominators)):
+                if name is not None and name not in table:
+                    raise ValueError(f"references.{i} ({e.id}): {field} {name!r} is not "
+                                     f"defined (known: {', '.join(sorted(table))})")
+        for key, d in self.stale_denominators.items():
+            if d.source not in self.sources:
+                raise ValueError(f"stale_denominators.{key}: source {d.source!r} is not defined")
+        for i, u in enumerate(self.untranscribed):
+            if u.source not in self.sources:
+                raise ValueError(f"untranscribed.{i}: source {u.source!r} is not defined")
+        return self
 
 
 def default_path() -> Path:
@@ -34,81 +224,38 @@ def default_path() -> Path:
     return Path(str(resources.files("resolver").joinpath("data", "references.json")))
 
 
-def _cells(value: Any, where: str) -> dict[str, float | None]:
-    if not isinstance(value, dict) or set(value) != set(KINDS):
-        raise ValueError(f'{where} must be {{"sh": number or null, "mh": number or null}}')
-    for kind in KINDS:
-        x = value[kind]
-        if x is not None and (isinstance(x, bool) or not isinstance(x, (int, float))
-                              or not 0 <= x <= 100):
-            raise ValueError(f"{where}.{kind} must be a percentage in [0, 100] or null, "
-                             f"not {x!r}")
-    return value
+def _error_text(err: ValidationError) -> str:
+    """The first error of a validation, as "<field path>: <what is wrong>"."""
+    first = err.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"] if p != "[key]")
+    message = first["msg"].removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
 
 
-def _text(entry: dict, key: str, where: str, required: bool = True) -> None:
-    value = entry.get(key)
-    if value is None and not required:
-        return
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{where}{key} must be a non-empty string")
-
-
-def validate_entry(entry: Any) -> None:
-    """Raise ValueError saying what is wrong with one entry."""
-    if not isinstance(entry, dict):
-        raise ValueError("an entry must be an object")
-    missing = sorted(_ENTRY_KEYS - set(entry))
-    unknown = sorted(set(entry) - _ENTRY_KEYS)
-    if missing:
-        raise ValueError(f"missing key(s): {', '.join(missing)}")
-    if unknown:
-        raise ValueError(f"unknown key(s): {', '.join(unknown)}")
-    for key in ("system", "reader", "protocol"):
-        _text(entry, key, "")
-    source = entry["source"]
-    if not isinstance(source, dict) or set(source) - _SOURCE_KEYS or "title" not in source:
-        raise ValueError('source must be {"title", "arxiv", "url", "table"}')
-    _text(source, "title", "source.")
-    for key in ("arxiv", "url", "table"):
-        _text(source, key, "source.", required=False)
-    if not source.get("arxiv") and not source.get("url"):
-        raise ValueError("source names neither an arxiv id nor a url")
-    sizes = entry["sizes"]
-    if not isinstance(sizes, dict) or not sizes or set(sizes) - set(SIZES):
-        raise ValueError(f"sizes must map some of {', '.join(SIZES)} to cells")
-    for size, value in sizes.items():
-        _cells(value, f"sizes.{size}")
-    _cells(entry["pooled"], "pooled")
-    if not isinstance(entry["checked"], bool):
-        raise ValueError("checked must be true or false")
-    if entry["checked"] and not source.get("table"):
-        raise ValueError("a checked entry must name the table or figure it was checked "
-                         "against (source.table)")
-    if not isinstance(entry["note"], str):
-        raise ValueError("note must be a string")
-
-
-def load_references(path: str | Path | None = None) -> tuple[str, list[dict]]:
-    """(name to cite, entries) of a references file (default: the packaged one), validated.
-    A malformed file or entry is an InputError naming the file and the entry's index."""
+def load_references(path: str | Path | None = None) -> tuple[str, References]:
+    """(name to cite, the validated file) of a references file (default: the packaged one).
+    A file of the wrong shape is one InputError naming the file and the field."""
     file = Path(path) if path is not None else default_path()
     shown = str(path) if path is not None else "resolver/data/references.json"
     try:
-        doc = orjson.loads(file.read_bytes())
+        data = file.read_bytes()
     except FileNotFoundError:
         raise InputError("no such references file", path=str(file)) from None
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc}", path=shown) from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA \
-            or not isinstance(doc.get("references"), list):
-        raise InputError("not a references file", path=shown,
-                         expected=f'{{"schema": "{SCHEMA}", "references": [...]}}')
-    for i, entry in enumerate(doc["references"]):
-        try:
-            validate_entry(entry)
-        except ValueError as exc:
-            raise InputError(f"reference entry {i}: {exc}", path=shown) from None
+    try:
+        refs = References.model_validate_json(data)
+    except ValidationError as err:
+        if any(e["type"] == "json_invalid" for e in err.errors()):
+            raise InputError(f"not JSON: {err.errors()[0]['msg']}", path=shown) from None
+        raise InputError(_error_text(err), path=shown,
+                         expected=f"a {SCHEMA} file (resolver/report/references.py)") from None
     # The name tables cite: the packaged file by its repo path, another file by its name
     # (paths differ between machines; the tables must not).
-    return (shown if path is None else file.name), doc["references"]
+    return (shown if path is None else file.name), refs
+
+
+def figure_text(value: Figure) -> str | None:
+    """A figure as the source prints it ("100", "98.3", "68.0"); None for "not reported" and
+    for an untranscribed (null) figure, which the tables mark each their own way."""
+    if value is None or value == NOT_REPORTED:
+        return None
+    return str(value) if isinstance(value, int) else repr(value)
