@@ -131,23 +131,23 @@ def test_an_unknown_question_or_run_is_one_clean_error(run):
     assert result.output.strip() == (
         f"Error: {run.path / 'predictions.jsonl'}: question 'mh_okk' is not in run small "
         "(close: mh_ok, mh_none)")
-    missing = runner.invoke(main, ["explain", "no-such-run", "mh_ok"])
-    assert missing.exit_code == 1 and "no run folder 'no-such-run'" in missing.output
-    assert "Traceback" not in missing.output
+    missing = runner.invoke(main, ["explain", "no-such-run", "mh_ok", "--results-dir",
+                                   str(run.path.parent)])
+    assert missing.exit_code == 1
+    # the runs there are named (another test of this module adds one)
+    assert missing.output.startswith(f"Error: no run 'no-such-run' in {run.path.parent}/ (")
+    assert " run" in missing.output and "small" in missing.output
 
 
 def test_an_imported_run_is_set_against_the_gold_paths(run, tmp_path):
-    # The contract of `factres score`: kind "imported", the data's paths, no traces.
-    folder = tmp_path / "imported"
-    folder.mkdir()
+    # an imported run as `factres score` writes it: kind "imported", no traces
+    from resolver.run.imported import score_files
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text('{"qid": "mh_ok", "prediction": "Norland"}\n', "utf-8")
     meta = orjson.loads((run.path / "meta.json").read_bytes())
-    (folder / "meta.json").write_bytes(orjson.dumps(
-        {"kind": "imported", "system": "some-model", "run_id": "imported",
-         "data": meta["data"], "data_sha256": meta["data_sha256"]}))
-    rows = [{"qid": "mh_ok", "source": "factconsolidation_mh_6k", "question": QUESTIONS[0][1],
-             "prediction": "Norland", "gold": ["Brimvik"], "em": 0}]
-    (folder / "predictions.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
-    e = explain(folder, ["mh_ok"])[0]
+    imported = score_files([predictions], data=meta["data"], name="some-model",
+                           results=tmp_path / "results", run_id="imported")
+    e = explain(imported.path, ["mh_ok"])[0]
     assert e["kind"] == "imported" and "winner" not in e and "rivals" not in e
     assert e["gold_paths"]["count"] >= 1
     assert e["prediction_on_gold_paths"] == [
@@ -162,18 +162,19 @@ def test_oracle_misses_names_the_command_that_explains_each_miss(run):
 
 
 def test_a_run_made_in_another_checkout_reads_the_bundled_data_of_the_same_sha256(tmp_path):
-    from resolver.haystack import bundled_path, sha256_bytes
-    from resolver.run.result_schema import dumps_lines
-    bundled = bundled_path()
-    gone = "/no/such/checkout/resolver/data/fc/" + bundled.name
+    import shutil
+    from pathlib import Path
+
+    from resolver.haystack import bundled_path
+    committed = Path(__file__).resolve().parent.parent / "results" / "dev-6k-plain-typed-2"
     folder = tmp_path / "elsewhere"
-    folder.mkdir()
-    (folder / "meta.json").write_bytes(orjson.dumps(
-        {"run_id": "elsewhere", "data": [gone],
-         "data_sha256": {gone: sha256_bytes(bundled.read_bytes())}}))
-    qid = "factconsolidation_sh_6k_no0"
-    (folder / "predictions.jsonl").write_bytes(dumps_lines(
-        [{"qid": qid, "prediction": "", "em": 0}]))
-    (folder / "traces.jsonl").write_bytes(dumps_lines([{"qid": qid, "candidates": []}]))
+    shutil.copytree(committed, folder)
+    gone = "/no/such/checkout/resolver/data/fc/" + bundled_path().name
+    meta = orjson.loads((folder / "meta.json").read_bytes())
+    (old,) = meta["data"]
+    meta["data"], meta["data_sha256"] = [gone], {gone: meta["data_sha256"][old]}
+    (folder / "meta.json").write_bytes(orjson.dumps(meta))
+    rows = [orjson.loads(line) for line in (folder / "predictions.jsonl").read_bytes().splitlines()]
+    qid = next(r["qid"] for r in rows if not r["prediction"])
     e = explain(folder, [qid])[0]
     assert e["winner"] is None and e["rivals"] == [] and e["gold"]

@@ -6,7 +6,7 @@ from contextlib import nullcontext
 
 import click
 
-from resolver.cli.options import data_option, library_errors
+from resolver.cli.options import Seconds, data_option, library_errors
 
 
 def _dataset(data: tuple[str, ...]):
@@ -38,7 +38,7 @@ def plans_group() -> None:
               show_default=True, help="Ask the model for relations or for relation families.")
 @click.option("--host", default=None, metavar="URL",
               help="Ollama server. Default: $OLLAMA_HOST, else http://127.0.0.1:11434.")
-@click.option("--timeout", type=click.FloatRange(min=0.001), default=60.0, show_default=True,
+@click.option("--timeout", type=Seconds(), default=60.0, show_default=True,
               metavar="S", help="Seconds to wait for one reply (a cold model load counts).")
 @click.option("--stream", is_flag=True, help="Ask the model to stream its replies.")
 @click.option("--progress/--no-progress", default=None,

@@ -5,7 +5,13 @@ import sys
 
 import click
 
-from resolver.cli.options import collector_paused, data_option, library_errors, results_dir_option
+from resolver.cli.options import (
+    Seconds,
+    collector_paused,
+    data_option,
+    library_errors,
+    results_dir_option,
+)
 from resolver.errors import place
 from resolver.run import protocol, runs, tables
 
@@ -43,7 +49,7 @@ class _Bars:
 @click.option("--repair", metavar="SPEC", help="Repair lane, e.g. ollama:qwen2.5:3b: new plans "
               "for questions whose answer the selector distrusts.")
 @click.option("--host", help="Ollama host for --reader and --repair (default: ollama's).")
-@click.option("--timeout", type=float, default=30.0, show_default=True,
+@click.option("--timeout", type=Seconds(), default=30.0, show_default=True,
               help="Seconds per model call.")
 @click.option("--mode", type=click.Choice(["search", "plain"]), default=None,
               help="search: the relaxed scored path search; plain: execute the plans in order, "
@@ -129,8 +135,8 @@ def table_command(run, fmt, results_dir) -> None:
 
     Example: factres table dev-6k-4730ec4d --format latex
     """
-    _, metrics = runs.load_run(run, results=results_dir)
-    click.echo(tables.RENDERERS[fmt](metrics["rows"]), nl=False)
+    from resolver.run.reader import read_run
+    click.echo(tables.RENDERERS[fmt](read_run(run, results_dir).metrics["rows"]), nl=False)
 
 
 @click.command("freeze")

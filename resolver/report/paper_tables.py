@@ -31,6 +31,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from resolver import escape
 from resolver.errors import InputError
 from resolver.report.folders import (
     CEILING,
@@ -40,13 +41,15 @@ from resolver.report.folders import (
     NBEST,
     SCORE,
     Folder,
+    Skipped,
     gather,
     source_order,
 )
 from resolver.report.references import SIZES, load_references
+from resolver.run.protocol import DEV_SIZES, TEST_SIZES
 from resolver.run.result_schema import IMPORTED_KIND, results_root, run_kind
 from resolver.run.run_folder import ensure_writable
-from resolver.run.tables import DASH, Cell, Table, latex_table, markdown_table, pct, tex
+from resolver.run.tables import DASH, Cell, Table, latex_table, markdown_table, pct
 
 TABLES = ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref")
 FORMATS = {"md": (".md", markdown_table), "latex": (".tex", latex_table)}
@@ -64,6 +67,7 @@ NOT_TRANSCRIBED = "n/t"
 class Report:
     written: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)     # what was skipped, and why
+    warnings: list[str] = field(default_factory=list)  # folders that could not be read
 
 
 # ---- mab-fc ---------------------------------------------------------------------------------
@@ -99,6 +103,14 @@ def _run_marks(meta: dict) -> str:
     return marks
 
 
+def sources_split(sizes) -> str:
+    """The split of a run's sources, as an imported run's meta.json records it: "dev" (6K),
+    "test" (32K, 64K, 262K), "other", joined by "+" ("dev+test")."""
+    def split(size: str) -> str:
+        return "dev" if size in DEV_SIZES else "test" if size in TEST_SIZES else "other"
+    return "+".join(sorted({split(size) for size in sizes})) or "?"
+
+
 def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
     """The mab-fc row of a score run; None when it has no FactConsolidation source."""
     meta, metrics = folder.data["meta"], folder.data["metrics"]
@@ -123,7 +135,9 @@ def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
         if row.get("pooled") and kind in kinds_present and kind not in other_kinds:
             pooled[kind] = row
     commit = ((meta.get("git") or {}).get("commit") or "unknown")[:7]
-    split = Cell(meta.get("split") or metrics.get("split") or "?")
+    # the split of the sources the row shows (a dev-mode run over 32K rows is "test" data),
+    # as imported runs record theirs
+    split = Cell(sources_split(size for size, _ in cells))
     if run_kind(meta) == IMPORTED_KIND:
         # Another system's predictions: its name where a resolver run names its plan sets. No
         # frozen configuration applies (nothing was resolved); the commit is factres's that
@@ -148,8 +162,15 @@ def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
     return tuple(out)
 
 
+def _group_order(group: str) -> tuple[int, str]:
+    """mab-fc's row groups: dev runs, runs over dev and test sources, test runs, runs of other
+    sizes, then other systems' imported runs."""
+    order = {"dev": 0, "dev+test": 1, "test": 2, IMPORTED: 4}
+    return order.get(group, 3), group
+
+
 def fc_table(folders: list[Folder], notes: list[str]) -> Table | None:
-    groups: dict[str, list[tuple[Cell, ...]]] = {"dev": [], "test": []}
+    groups: dict[str, list[tuple[Cell, ...]]] = {}
     used = []
     for folder in folders:
         row = fc_row(folder)
@@ -189,7 +210,7 @@ def fc_table(folders: list[Folder], notes: list[str]) -> Table | None:
                      + (("mean", 2), ("", 1)))
     return Table("mab-fc", "MemoryAgentBench FactConsolidation: EM (%) per size, one row per "
                  "run", headers, "llll" + "r" * 2 * (len(SIZES) + 1) + "l",
-                 tuple(tuple(rows) for rows in groups.values() if rows), header_groups,
+                 tuple(tuple(groups[g]) for g in sorted(groups, key=_group_order)), header_groups,
                  tuple(foot), tuple(used))
 
 
@@ -427,12 +448,27 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
     return out, notes
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _write_atomic(path: Path, text: str) -> None:
+    """Write `path` through a temporary file renamed over it; the file gets the mode any new
+    file gets (0644 under the usual umask, as run folders' files), not mkstemp's private 0600.
+    A failed write (a full disk) names the file and leaves the old one."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -445,9 +481,9 @@ def preview_document(tables: list[Table]) -> str:
              r"\usepackage[landscape,margin=1.5cm]{geometry}", r"\usepackage{booktabs}",
              r"\begin{document}"]
     for t in tables:
-        lines += [r"\begin{table}[ht]", r"\centering\small", r"\caption{" + tex(t.caption)
-                  + "}", r"\label{tab:" + t.table_id + "}", r"\input{" + t.table_id + ".tex}",
-                  r"\end{table}"]
+        lines += [r"\begin{table}[ht]", r"\centering\small",
+                  r"\caption{" + escape.latex(t.caption) + "}", r"\label{tab:" + t.table_id + "}",
+                  r"\input{" + t.table_id + ".tex}", r"\end{table}"]
     lines += [r"\end{document}"]
     return "\n".join(lines) + "\n"
 
@@ -478,9 +514,12 @@ def make_tables(refs: tuple[str, ...] = (), *, results: str | Path | None = None
     target = Path(out) if out is not None else results_root(results) / DEFAULT_OUT
     # before any folder is read
     ensure_writable(target, "a writable tables folder (--out, else <results dir>/tables)")
-    folders = gather(refs, results)
+    skipped: list[Skipped] = []
+    folders = gather(refs, results, skipped)
     tables, notes = build(folders, names or TABLES, explicit=bool(names), references=references)
-    report = Report(write(tables, target, formats), notes)
+    report = Report(write(tables, target, formats),
+                    [f"skipped {s.name}: {s.reason}" for s in skipped if s.foreign] + notes,
+                    [f"skipped {s.name}: {s.reason}" for s in skipped if not s.foreign])
     if plot:
         from resolver.report.figures import write_figures
         written, plot_notes = write_figures(folders, target)
