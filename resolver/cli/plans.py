@@ -6,6 +6,7 @@ from contextlib import nullcontext
 
 import click
 
+from resolver import escape
 from resolver.cli.options import Seconds, data_option, library_errors
 
 
@@ -179,8 +180,9 @@ def show_command(set_id: str, qid: str | None) -> None:
     for q, compiled in plan_set.plans.items():
         if qid is not None and q != qid:
             continue
+        # plans name the haystack's entities and a model's notes: escaped for the terminal
         if not compiled.plans:
-            click.echo(f"{q}: no plan ({compiled.reason})")
+            click.echo(escape.terminal(f"{q}: no plan ({compiled.reason})"))
         for plan in compiled.plans:
             extra = f"  [{plan.note}]" if plan.note else ""
-            click.echo(f"{q}: {plan.describe()}  ({plan.compiler}){extra}")
+            click.echo(escape.terminal(f"{q}: {plan.describe()}  ({plan.compiler}){extra}"))

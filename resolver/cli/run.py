@@ -12,6 +12,7 @@ from resolver.cli.options import (
     library_errors,
     results_dir_option,
 )
+from resolver import escape
 from resolver.errors import place
 from resolver.run import protocol, runs, tables
 
@@ -98,7 +99,7 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
         if bars is not None:
             bars.close()
     click.echo(run.table, nl=False)
-    click.echo(f"\nrun {run.run_id} written to {run.path}/")
+    click.echo(f"\nrun {run.run_id} written to {escape.terminal(str(run.path))}/")
     _report_input(run.meta)
     record = run.meta["protocol"]          # (not the `protocol` module)
     off = record["off_split_sources"]
@@ -166,16 +167,17 @@ def freeze_command(config, plans, mode, reader, repair) -> None:
 
 
 def _report_input(meta: dict) -> None:
-    """On stderr: input quirks handled, lines that fit no template, plan-set warnings."""
+    """On stderr: input quirks handled, lines that fit no template, plan-set warnings (paths,
+    lines and set names escaped for the terminal)."""
     for note in meta["notes"]:
-        click.echo(f"note: {note}", err=True)
+        click.echo(f"note: {escape.terminal(note)}", err=True)
     unparsed = meta["unparsed"]
     if unparsed["count"]:
         click.echo(f"warning: {unparsed['count']} fact line(s) fit no template and were not "
                    "read (recorded in meta.json; --strict makes this an error); the first:",
                    err=True)
         for u in unparsed["first"]:
-            click.echo(f"  {place(u['path'], u['line'], row=u['row'])}: {u['text']}  "
-                       f"({u['reason']})", err=True)
+            click.echo(escape.terminal(f"  {place(u['path'], u['line'], row=u['row'])}: "
+                                       f"{u['text']}  ({u['reason']})"), err=True)
     for warning in meta["warnings"]:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"warning: {escape.terminal(warning)}", err=True)
