@@ -474,12 +474,22 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
+# The preview's preamble. Names keep their Unicode (escape.latex leaves UTF-8 as it is): under
+# lualatex or xelatex fontspec sets every character its font has; under pdflatex a character no
+# loaded font encoding has (CJK, emoji, ...) prints as "?" instead of stopping the build (the
+# error macro of LaTeX's UTF-8 input is redefined), so any name compiles either way.
+PREVIEW_PREAMBLE = (r"\documentclass{article}", r"\usepackage{iftex}", r"\ifPDFTeX",
+                    r"  \usepackage[T1]{fontenc}", r"  \usepackage[utf8]{inputenc}",
+                    r"  \makeatletter\def\UTFviii@undefined@err#1{?}\makeatother", r"\else",
+                    r"  \usepackage{fontspec}", r"\fi",
+                    r"\usepackage[landscape,margin=1.5cm]{geometry}", r"\usepackage{booktabs}")
+
+
 def preview_document(tables: list[Table]) -> str:
     """A LaTeX document that \\input{}s every table, each in a table float with its caption:
-    compile it to see the tables as a paper shows them."""
-    lines = [r"\documentclass{article}", r"\usepackage[T1]{fontenc}",
-             r"\usepackage[landscape,margin=1.5cm]{geometry}", r"\usepackage{booktabs}",
-             r"\begin{document}"]
+    compile it (pdflatex, lualatex or xelatex) to see the tables as a paper shows them."""
+    lines = ["% compile with pdflatex (a character its fonts lack prints as ?), or lualatex or "
+             "xelatex", *PREVIEW_PREAMBLE, r"\begin{document}"]
     for t in tables:
         lines += [r"\begin{table}[ht]", r"\centering\small",
                   r"\caption{" + escape.latex(t.caption) + "}", r"\label{tab:" + t.table_id + "}",
