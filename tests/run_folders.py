@@ -82,7 +82,8 @@ def write_run_folder(folder: Path, data: list[str], cases: dict, *,
 
 
 def rewrite_lines(path: Path, change) -> None:
-    """Apply `change(rows)` (in place, or returning the new rows) to a JSONL file."""
+    """Apply `change(rows)` (in place, or returning a new list of rows) to a JSONL file."""
     rows = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-    rows = change(rows) or rows
+    result = change(rows)
+    rows = result if isinstance(result, list) else rows
     path.write_bytes(dumps_lines(rows))

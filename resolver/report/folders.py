@@ -114,4 +114,8 @@ def gather(refs: tuple[str, ...], results: str | Path | None = None,
         except InputError as exc:
             if skipped is not None:
                 skipped.append(Skipped(name, str(exc), False))
+        except OSError as exc:            # a file that cannot be read (permissions, a folder)
+            if skipped is not None:
+                where = f"{exc.filename}: " if exc.filename else ""
+                skipped.append(Skipped(name, f"{where}{exc.strerror or exc}", False))
     return folders
