@@ -26,17 +26,17 @@ What it checks, each failure one `InputError` naming the file, the line (JSONL) 
 
 Gold is read only by `load_data`, for the analyses (oracle/) and later readers that score.
 May import the stages below `run` (it rebuilds search candidates from traces) and `run`'s own
-schema; nothing above."""
+schema; nothing above. The loader and the search records are imported where they are used:
+`factres table` and `factres tables` need neither."""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from resolver.errors import FEW, ForeignFolderError, InputError, first_few
-from resolver.haystack import Dataset, Gold, bundled_path, load, sha256_bytes
-from resolver.plan.plans import Plan
 from resolver.run import result_schema as schema
 from resolver.run.result_schema import (
     CEILING_FILE,
@@ -55,8 +55,11 @@ from resolver.run.result_schema import (
     results_root,
     run_kind,
 )
-from resolver.search.candidates import Candidate, Hop
 from resolver.strict_json import loads
+
+if TYPE_CHECKING:
+    from resolver.haystack import Dataset, Gold
+    from resolver.search.candidates import Candidate, Hop
 
 SEARCH_SET = "search"      # candidates the search enumerated without a plan set
 LOOKUP = ("a run id under the results folder (--results-dir, $FACTRES_RESULTS or ./results) "
@@ -324,6 +327,7 @@ def locate_data(name: str, meta: dict, run_path: Path) -> str:
     the checkout the run folder sits in (results/<run>/ -> ..); the bundled file of the same
     name. The first with the recorded sha256 is taken; a file at the recorded path whose
     content changed is an error naming both hashes when no copy matches."""
+    from resolver.haystack import bundled_path
     want = meta["data_sha256"].get(name)
     if want is None:
         raise InputError(f"meta.json records no sha256 for its data file {name}",
@@ -339,7 +343,7 @@ def locate_data(name: str, meta: dict, run_path: Path) -> str:
             continue
         tried.append(str(candidate))
         if candidate.is_file():
-            got = sha256_bytes(candidate.read_bytes())
+            got = hashlib.sha256(candidate.read_bytes()).hexdigest()
             if got == want:
                 return str(candidate)
             changed.append((candidate, got))
@@ -358,6 +362,8 @@ def locate_data(name: str, meta: dict, run_path: Path) -> str:
 
 
 def load_run_data(run: RunFolder) -> tuple[Dataset, Gold]:
+    # the loader, and the store it builds, only for the commands that re-read the data
+    from resolver.haystack import load
     paths = run.meta["data"]
     if not paths:
         raise InputError("meta.json names no data files", path=str(run.path / META_FILE),
@@ -381,6 +387,7 @@ def load_run_data(run: RunFolder) -> tuple[Dataset, Gold]:
 # ---- traces back into search records --------------------------------------------------------
 def hop_of(obj: dict) -> Hop:
     """A validated trace hop (HopJson) as the search's `Hop`."""
+    from resolver.search.candidates import Hop
     return Hop(obj["subject"], obj["relation"], obj["object"], obj["serial"], obj["line"],
                obj["text"], obj["version"], obj["reverse"],
                tuple((p[0], p[1]) for p in obj["passed_over"]), obj.get("status", ""))
@@ -388,6 +395,8 @@ def hop_of(obj: dict) -> Hop:
 
 def candidate_of(obj: dict) -> Candidate:
     """A validated trace candidate (CandidateJson) as the search's `Candidate`."""
+    from resolver.plan.plans import Plan
+    from resolver.search.candidates import Candidate
     plan = Plan.from_json(obj["plan"]) if obj["plan"] else None
     return Candidate(plan, obj["plan_set"] or SEARCH_SET, tuple(hop_of(h) for h in obj["hops"]),
                      obj["answer"], float(obj["score"]),
