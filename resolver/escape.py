@@ -22,6 +22,8 @@ writes; the text is never stored escaped.
   `tables.latex_table`.)
   `latex_comment` is for text inside a `%` comment, where only line breaks and control
   characters matter.
+- `plot`: a matplotlib label (`factres tables --plot`): the visible escapes, and `$` escaped
+  (two would start mathtext, one unbalanced stops the drawing).
 
 Only the visible escapes are shared; nothing here knows about tables or runs, so every stage
 may import it."""
@@ -89,6 +91,11 @@ def latex(text: str) -> str:
     """`text` for LaTeX text mode (see the module docstring)."""
     text = visible(str(text))
     return _LATEX_SPECIAL.sub(lambda m: _LATEX[m[0]], text)
+
+
+def plot(text: str) -> str:
+    """`text` for a matplotlib label (see the module docstring)."""
+    return visible(str(text)).replace("$", r"\$")
 
 
 def latex_comment(text: str) -> str:

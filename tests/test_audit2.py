@@ -585,3 +585,22 @@ def test_weak_explain_recomputes_em_and_names_hops_that_are_no_facts(run):
     assert hop == "Alpha -citizenship#2-> Yland (line 4)"
     assert ("warning: 1 hop(s) of the run's trace are no fact of the store (an edited "
             "traces.jsonl?)") in " ".join(text.split())
+
+
+def test_6_names_cannot_break_the_figures(tmp_path):
+    pytest.importorskip("matplotlib")
+    fixtures = Path(__file__).resolve().parent / "data" / "tables"
+    folder = tmp_path / "oracle-nbest-x"
+    folder.mkdir()
+    nbest = orjson.loads((fixtures / "oracle-nbest-dev-small" / "nbest.json").read_bytes())
+    nbest["run"] = "run $\\undefinedcommand$"
+    for source in nbest["sources"].values():
+        for step in source["by_n"]:
+            step["set"] = "set $\\alsoundefined{$" + step["set"]
+    (folder / "nbest.json").write_bytes(orjson.dumps(nbest))
+    second = tmp_path / "oracle-nbest-y"
+    shutil.copytree(folder, second)           # two runs: the legend names them
+    result = invoke("tables", folder, second, "--out", tmp_path / "t", "--plot", "--table",
+                    "mab-nbest")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "t" / "mab-nbest.png").stat().st_size > 0
