@@ -124,19 +124,21 @@ def test_the_command_finds_the_run_by_id_and_prints_text_or_json(run, monkeypatc
     assert [r["qid"] for r in rows] == ["mh_ok", "mh_sel"]
 
 
-def test_an_unknown_question_or_run_is_one_clean_error(run):
+def test_an_unknown_question_or_run_is_one_clean_error(run, tmp_path):
     runner = CliRunner()
     result = runner.invoke(main, ["explain", str(run.path), "mh_okk"])
     assert result.exit_code == 1
     assert result.output.strip() == (
         f"Error: {run.path / 'predictions.jsonl'}: question 'mh_okk' is not in run small "
         "(close: mh_ok, mh_none)")
+    import shutil
+    shutil.copytree(run.path, tmp_path / "small")
     missing = runner.invoke(main, ["explain", "no-such-run", "mh_ok", "--results-dir",
-                                   str(run.path.parent)])
+                                   str(tmp_path)])
     assert missing.exit_code == 1
-    # the runs there are named (another test of this module adds one)
-    assert missing.output.startswith(f"Error: no run 'no-such-run' in {run.path.parent}/ (")
-    assert " run" in missing.output and "small" in missing.output
+    assert missing.output == (f"Error: no run 'no-such-run' in {tmp_path}/ (1 run there: small) "
+                              "(expected a run id under the results folder (--results-dir, "
+                              "$FACTRES_RESULTS or ./results) or a run folder path)\n")
 
 
 def test_an_imported_run_is_set_against_the_gold_paths(run, tmp_path):

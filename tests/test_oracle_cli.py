@@ -96,9 +96,12 @@ def test_a_run_whose_data_is_gone_is_one_clean_error(tmp_path):
     result = CliRunner().invoke(main, ["oracle", "misses", str(run), "--out",
                                        str(tmp_path / "m")], catch_exceptions=False)
     assert result.exit_code == 1
-    assert result.output.startswith(f"Error: {run / 'meta.json'}: the run's data file "
-                                    "/nowhere/else/mine.json is gone (tried "
-                                    "/nowhere/else/mine.json, ")
+    from resolver.haystack import bundled_path
+    sha = orjson.loads((run / "meta.json").read_bytes())["data_sha256"]["/nowhere/else/mine.json"]
+    assert result.output == (f"Error: {run / 'meta.json'}: the run's data file "
+                             "/nowhere/else/mine.json is gone (tried /nowhere/else/mine.json, "
+                             f"{bundled_path('mine.json')}) (expected the data file it names, "
+                             f"or a copy with the sha256 meta.json records for it ({sha}))\n")
 
 
 def test_an_analysis_of_a_bare_context_is_refused(tmp_path):
