@@ -23,7 +23,6 @@ from resolver.run.result_schema import TMP_PREFIX, dumps, results_root
 from resolver.run.run_folder import clean_stale, finish, reserve, write_file
 
 
-
 @dataclass(frozen=True)
 class Analysis:
     """One oracle command's result: what `write` puts on disk."""

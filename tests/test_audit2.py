@@ -171,7 +171,7 @@ def test_4_metrics_counting_other_questions_are_refused(run):
         in result.output and "in metrics.json" in result.output
 
 
-# ---- 5. field types -------------------------------------------------------------------------------
+# ---- 5. field types ------------------------------------------------------------------------------
 def test_5_an_em_of_yes_is_refused_naming_line_and_field(run):
     rewrite_lines(run / "predictions.jsonl", lambda rows: rows[2].update(em="yes"))
     clean_error(invoke("oracle", "misses", run, "--out", run.parent / "m"),
@@ -179,8 +179,9 @@ def test_5_an_em_of_yes_is_refused_naming_line_and_field(run):
                 "integer)")
 
 
-# ---- 6. LaTeX and Markdown injection --------------------------------------------------------------
-HOSTILE = "evil\n\\input{/etc/hostname} 50% & $x$ #1 _a_ {b} ~c^ -->§†‡ [x] 漢字 😀 \x07\x1b[31m\u2028"
+# ---- 6. LaTeX and Markdown injection -------------------------------------------------------------
+HOSTILE = ("evil\n\\input{/etc/hostname} 50% & $x$ #1 _a_ {b} ~c^ -->§†‡ [x] 漢字 😀 "
+           "\x07\x1b[31m\u2028")
 
 
 def _hostile_results(tmp_path) -> Path:
@@ -230,7 +231,7 @@ def test_6_the_preview_with_hostile_and_unicode_names_compiles(tmp_path):
     assert "/etc/hostname" not in log          # the name's \input was never run
 
 
-# ---- 7. crashes on files of the wrong shape -------------------------------------------------------
+# ---- 7. crashes on files of the wrong shape ------------------------------------------------------
 def test_7_a_trace_line_that_is_a_list(run):
     lines = (run / "traces.jsonl").read_bytes().splitlines()
     lines[1] = b"[1, 2]"
@@ -269,7 +270,7 @@ def test_7_a_meta_json_that_is_a_list_is_refused_and_skipped_by_tables(run, tmp_
     assert good.name in (tmp_path / "t" / "mab-fc.md").read_text()
 
 
-# ---- 8. serials of 2^64 and more ------------------------------------------------------------------
+# ---- 8. serials of 2^64 and more -----------------------------------------------------------------
 def test_8_a_serial_of_2_64_is_refused_at_parse_time_naming_the_line(tmp_path):
     path = tmp_path / "big.txt"
     path.write_text("Here is a list of facts:\n1. Paris is located in the country of France.\n"
@@ -287,7 +288,7 @@ def test_8_a_serial_of_2_64_is_refused_at_parse_time_naming_the_line(tmp_path):
                                     "18446744073709551616 is too large")
 
 
-# ---- weak: oracle folders -------------------------------------------------------------------------
+# ---- weak: oracle folders ------------------------------------------------------------------------
 def test_weak_oracle_commands_started_together_take_different_folders(tmp_path):
     from oracle.report import Analysis, write
     # another oracle command has claimed oracle-paths-6k and is still writing it
@@ -360,7 +361,7 @@ def test_weak_no_space_left_names_the_file(tmp_path, monkeypatch):
         assert info.value.errno == errno.ENOSPC and info.value.filename == "/dev/full"
 
 
-# ---- weak: factres score inputs ---------------------------------------------------------------------
+# ---- weak: factres score inputs ------------------------------------------------------------------
 @pytest.mark.parametrize("field", ["em", "gold", "source"])
 def test_weak_a_field_map_naming_a_key_no_record_has_is_refused(tmp_path, field):
     result, path = _score(tmp_path, "p.jsonl",
@@ -401,7 +402,7 @@ def test_weak_unknown_ids_are_counted_and_the_first_few_named(tmp_path):
     assert result.exit_code == 1
     assert result.output.startswith(f"Error: {path}: 1000 record id(s) match no question of the "
                                     f"rows: {path} line 1: nope_0; {path} line 2: nope_1; ")
-    assert f"line 5: nope_4 and 995 more (expected" in result.output
+    assert "line 5: nope_4 and 995 more (expected" in result.output
     assert len(result.output) < 1000
 
 
@@ -451,7 +452,7 @@ def test_weak_a_reported_score_that_is_no_number_is_recorded_not_compared(tmp_pa
             "which is no score: recorded in meta.json, not compared") in result.output
 
 
-# ---- weak: options, folders, tables ----------------------------------------------------------------
+# ---- weak: options, folders, tables --------------------------------------------------------------
 def test_weak_a_time_limit_of_nan_is_refused_at_the_option(tmp_path):
     result = invoke("oracle", "ceiling", "--data", write_tiny(tmp_path), "--time-limit", "nan",
                     "--out", tmp_path / "c")
@@ -509,7 +510,7 @@ def test_weak_paper_tables_are_written_with_the_mode_of_any_new_file(tmp_path):
     assert set(modes.values()) == {0o666 & ~mask}, modes
 
 
-# ---- weak: what the terminal shows -----------------------------------------------------------------
+# ---- weak: what the terminal shows ---------------------------------------------------------------
 def test_weak_a_1_mb_unparsed_line_is_cut_to_200_characters(tmp_path):
     path = tmp_path / "long.txt"
     path.write_text("Here is a list of facts:\n1. " + "x" * 1_000_000 + "\n")
@@ -561,7 +562,7 @@ def test_weak_an_absurdly_long_question_is_refused_clearly(tmp_path):
                 "most 1000 characters)")
 
 
-# ---- weak: explain shows what the run did, not what a file was edited to say -----------------------
+# ---- weak: explain shows what the run did, not what a file was edited to say ---------------------
 def test_weak_explain_recomputes_em_and_names_hops_that_are_no_facts(run):
     qid = missed(run)
 

@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from resolver import escape
 from resolver.cli.options import (
     Seconds,
     collector_paused,
@@ -12,7 +13,6 @@ from resolver.cli.options import (
     library_errors,
     results_dir_option,
 )
-from resolver import escape
 from resolver.errors import place
 from resolver.run import protocol, runs, tables
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import orjson
+
 # pydantic validates TypedDicts only from typing_extensions on Python 3.11
 from typing_extensions import NotRequired, TypedDict
 
