@@ -186,3 +186,11 @@ def test_latex_escapes_every_special_character_and_keeps_unicode():
         "\\textbackslash{}\\S{}\\textbackslash{}\\dag{}\\textbackslash{}\\ddag{} --- -- "
         "Zürich 漢字")
     assert escape.latex_comment("a\nb\u2028c") == "a\\nb\\u2028c"
+
+
+def test_an_em_is_0_or_1(run):
+    rewrite_lines(run / "predictions.jsonl", lambda rows: rows[0].update(em=2))
+    with pytest.raises(InputError) as info:
+        read_run(run)
+    assert str(info.value) == (f"{run / 'predictions.jsonl'}:1: field 'em' is a number (2) "
+                               "(expected at most 1)")

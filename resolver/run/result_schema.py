@@ -29,9 +29,10 @@ they are written, are unfinished runs, and every reader refuses them (`incomplet
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Annotated, Any, Iterable
 
 import orjson
+from annotated_types import Interval
 
 # pydantic validates TypedDicts only from typing_extensions on Python 3.11
 from typing_extensions import NotRequired, TypedDict
@@ -59,6 +60,10 @@ IMPORTED_META_SCHEMA = "factres.imported/1"    # meta.json of an imported run (f
 METRICS_SCHEMA = "factres.metrics/1"
 RUN_SCHEMAS = (META_SCHEMA, IMPORTED_META_SCHEMA)   # a meta.json with another is not factres's
 NBEST_FILE, CEILING_FILE = "nbest.json", "ceiling.json"
+
+
+# An EM of one question: 0 or 1, an integer (strict: not true, not 1.0, not "1").
+ZeroOrOne = Annotated[int, Interval(ge=0, le=1)]
 
 
 class PlanSetRecord(TypedDict):
@@ -189,7 +194,7 @@ class PredictionRow(TypedDict):
     prediction: str                # the scored answer ("" = unanswered; the reader's if on)
     resolver_answer: str           # the resolver's own string (equals prediction without reader)
     gold: list[str] | None         # accepted answers; None on the test split
-    em: int | None                 # substring exact match, 0/1; None on the test split
+    em: ZeroOrOne | None           # substring exact match, 0/1; None on the test split
     plan: PlanJson | None          # the winner's Plan.to_json(), None when unanswered
     plan_set: str | None           # the winner's plan set
     reader: str                    # "none" or the reader's name
@@ -205,13 +210,13 @@ class ImportedPredictionRow(TypedDict):
     prediction: str                # the file's raw prediction ("" = unanswered or no record)
     parsed_prediction: str         # the harness's parse_output(prediction)
     gold: list[str]                # the rows' answers: what is scored
-    em: int                        # harness EM: the max over prediction and parsed_prediction
+    em: ZeroOrOne                  # harness EM: the max over prediction and parsed_prediction
     stale: bool | None             # single-hop, gold the final value of a key with several
                                    # versions: answered with an earlier value; else None
     file: str | None               # the file the record came from; None when it has none
     record: str | None             # where in it ("record 3", "line 4"); None when missing
     file_gold: list[str] | None    # the file's own gold (compared, never scored)
-    reported_em: int | None        # the file's own score of the record (its em field)
+    reported_em: ZeroOrOne | None  # the file's own score of the record (its em field)
 
 
 class ImportedFile(TypedDict):
@@ -479,7 +484,11 @@ def check(shape, value: Any, *, path: str, line: int | None = None,
             message = (f"field {field!r} is {_found(first.get('input'))}" if field
                        else f"the {'line' if lines is not None else 'file'} is "
                             f"{_found(first.get('input'))}")
-            expected = _EXPECTED.get(kind) or first["msg"].lower().removeprefix("input should be ")
+            bound = first.get("ctx") or {}
+            expected = (_EXPECTED.get(kind) or (f"at most {bound['le']}" if "le" in bound else
+                                                f"at least {bound['ge']}" if "ge" in bound else
+                                                first["msg"].lower()
+                                                .removeprefix("input should be ")))
         raise InputError(message, path=path, line=line, expected=expected) from None
 
 
