@@ -5,14 +5,16 @@ ceiling folders (nbest.json, ceiling.json; rendering what oracle wrote, never im
 the references file (`resolver.report.references`). Nothing is typed by hand. Each table is a
 `tables.Table`, rendered to Markdown and LaTeX by the one pair of renderers in `tables`.
 
-- mab-fc: one row per score run (its plan sets, mode, reader and split); EM with its 95%
-  interval at 6K, 32K, 64K and 262K for single-hop and multi-hop, the mean over the sizes the
-  run has (its metrics.json pooled rows), and the run's commit, marked when the tree was dirty or
-  the test run was admitted with --allow-dirty, or its configuration was not frozen. A plan set
-  some of whose plans are lexicon fallbacks (its model calls failed) shows their count. Dev rows,
-  then test rows, then other systems' runs imported by `factres score` (the system's name for
-  plan sets, mode "imported"). Only MemoryAgentBench FactConsolidation sources
-  (`factconsolidation_{sh,mh}_<size>`) fill cells: a run of other data is left out, with a note.
+- mab-fc: one row per score run (its plan sets, mode, reader and the split of its sources:
+  "dev" for 6K, "test" for 32K-262K, "dev+test" for both, as imported runs record it); EM with
+  its 95% interval at 6K, 32K, 64K and 262K for single-hop and multi-hop, the mean over the
+  sizes the run has (its metrics.json pooled rows), and the run's commit, marked when the tree
+  was dirty or the test run was admitted with --allow-dirty, or its configuration was not
+  frozen. A plan set some of whose plans are lexicon fallbacks (its model calls failed) shows
+  their count. Dev rows, then dev+test rows, then test rows, then other systems' runs imported
+  by `factres score` (the system's name for plan sets, mode "imported"). Only MemoryAgentBench
+  FactConsolidation sources (`factconsolidation_{sh,mh}_<size>`) fill cells: a run of other
+  data is left out, with a note.
 - mab-nbest: per oracle N-best folder and multi-hop source, plan recall@N and success@N.
 - mab-ceiling: one column group per size (from every ceiling folder given), rows per data
   family: multi-hop, single-hop and the store (both kinds under one policy); questions, those
@@ -21,8 +23,10 @@ the references file (`resolver.report.references`). Nothing is typed by hand. Ea
 - mab-ref: the references file, one group per protocol; "n/t" marks a cell not transcribed, "*"
   an entry nobody has checked against its source.
 
-Files are written atomically (a temporary file renamed over the old one): tables are derived,
-so regenerating them replaces the previous ones."""
+Files are written atomically (a temporary file renamed over the old one, with the mode a new file
+gets): tables are derived, so regenerating them replaces the previous ones. Folders are read
+through `folders` (the one reader, `resolver.run.reader`, below it); names are escaped for each
+format by `resolver.escape`."""
 from __future__ import annotations
 
 import os
@@ -460,8 +464,8 @@ def _write_atomic(path: Path, text: str) -> None:
     A failed write (a full disk) names the file and leaves the old one."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())
             handle.write(text)
         os.replace(tmp, path)
     except OSError as exc:

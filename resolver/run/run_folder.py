@@ -186,7 +186,6 @@ def finish(tmp: Path, final: Path, what: str) -> None:
     os.rename(tmp, final)
 
 
-
 def claim(root: Path, run_id: str | None = None, base: str | None = None) -> Claim:
     """Reserve `run_id` (an error if taken or being written), or the first free id of `base`,
     `base-2`, `base-3`, ..."""
