@@ -180,3 +180,15 @@ def test_a_run_made_in_another_checkout_reads_the_bundled_data_of_the_same_sha25
     qid = next(r["qid"] for r in rows if not r["prediction"])
     e = explain(folder, [qid])[0]
     assert e["winner"] is None and e["rivals"] == [] and e["gold"]
+
+
+@pytest.mark.parametrize("name", ["dev-6k-search-nbest-2", "imported-nous-6k"])
+def test_a_committed_run_explains_with_its_own_em_and_only_facts_of_its_store(name):
+    # the checks that flag an edited file never flag the run's own files
+    from pathlib import Path
+
+    from resolver.run.reader import read_run
+    run = read_run(Path(__file__).resolve().parent.parent / "results" / name)
+    explanations = explain(run.path, [r["qid"] for r in run.predictions])
+    assert [e["em"] for e in explanations] == [r["em"] for r in run.predictions]
+    assert not any(e.get("not_in_store") for e in explanations)
