@@ -18,17 +18,17 @@ from collections import defaultdict
 
 from resolver.errors import InputError
 from resolver.haystack import read_row, read_rows
+from resolver.run.reader import RunFolder, locate_data, read_run
 from resolver.run.result_schema import RESOLVER_KIND, run_kind
 from resolver.search.confidence import LEVELS
 
 from .gold import is_hit
-from .runs import Run, load_run, locate_data
 
 POOLED = "pooled"
 UNANSWERABLE_KEY = "unanswerable"       # row metadata.unanswerable: true
 
 
-def unanswerable_qids(run: Run) -> set[str]:
+def unanswerable_qids(run: RunFolder) -> set[str]:
     """The questions of the run's rows that are marked unanswerable."""
     found: set[str] = set()
     for name in run.meta.get("data") or []:
@@ -41,7 +41,7 @@ def unanswerable_qids(run: Run) -> set[str]:
     return found
 
 
-def judge(run: Run) -> list[dict]:
+def judge(run: RunFolder) -> list[dict]:
     """One record per question: qid, source, label, prediction, verdict (True right, False
     wrong, None cannot be judged) and whether the row is unanswerable."""
     if run_kind(run.meta) != RESOLVER_KIND:
@@ -91,7 +91,7 @@ def label_rows(records: list[dict]) -> list[dict]:
     return rows
 
 
-def calibration_report(runs: list[Run]) -> dict:
+def calibration_report(runs: list[RunFolder]) -> dict:
     """Per run (and per source of each run) and pooled: the label rows."""
     per_run, everything = [], []
     for run in runs:
@@ -151,8 +151,8 @@ def calibration_markdown(report: dict) -> str:
 
 def analyse(run_refs, root=None):
     """`factres oracle calibration RUN [RUN ...]`."""
-    from .report import RESULTS, Analysis
-    runs = [load_run(ref, root or RESULTS) for ref in run_refs]
+    from .report import Analysis
+    runs = [read_run(ref, root) for ref in run_refs]
     ids = [r.run_id for r in runs]
     if len(set(ids)) != len(ids):
         raise InputError(f"a run is named twice: {', '.join(ids)}")

@@ -299,6 +299,10 @@ def solve(question_paths: list[QuestionPaths],
     `time_limit` (seconds, None for none) bounds the whole call, counted from `started` (a
     time.monotonic() value; default now); a component it cuts short is reported FEASIBLE or
     UNKNOWN with the solver's bound, and so is every total it enters."""
+    if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
+        from resolver.errors import InputError
+        raise InputError(f"time limit {time_limit!r}", expected="a finite number of seconds "
+                         "above 0, or None for none")
     started = time.monotonic() if started is None else started
     deadline = None if time_limit is None else started + time_limit
     by_haystack: dict[str, list[QuestionPaths]] = {}

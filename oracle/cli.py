@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from resolver.cli import make_main
-from resolver.cli.options import data_option, library_errors, results_dir_option
+from resolver.cli.options import Seconds, data_option, library_errors, results_dir_option
 
 __all__ = ["explain_command", "main", "oracle"]
 
@@ -61,7 +61,7 @@ def _output_options():
 
 def _run_folder(run, results_dir):
     """RUN as a folder: a path, or a run id under the results folder."""
-    from .runs import find_run
+    from resolver.run.reader import find_run
     return find_run(run, results_dir)
 
 
@@ -104,7 +104,7 @@ def versions_command(data, out, results_dir) -> None:
 
 @oracle.command("ceiling")
 @data_option()
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0,
+@click.option("--time-limit", type=Seconds(), default=60.0,
               show_default=True, metavar="S",
               help="Seconds the solver may take for the whole call; past it the figures are "
                    "the best found, marked FEASIBLE with the solver's bound.")

@@ -11,27 +11,26 @@ An imported run (`"kind": "imported"` in meta.json, written by `factres score`) 
 candidates: its prediction is set against the gold paths and the versions along them.
 
 It reads gold, so it lives in oracle/. The reading is the current code's, not the run's (a run
-made by older code may have been read otherwise); the paths and terms are the run's own."""
+made by older code may have been read otherwise); the paths and terms are the run's own. The EM
+shown is recomputed from the prediction and the gold (the file's own is named when it differs),
+and a hop of the run's trace that is not a fact of the store is said to be so: an edited file
+is never shown as the run's own."""
 from __future__ import annotations
 
 from pathlib import Path
 
+from resolver import escape
 from resolver.errors import InputError
 from resolver.haystack import Dataset, Gold
 from resolver.plan.question import read
-from resolver.run.result_schema import (
-    IMPORTED_KIND,
-    META_FILE,
-    PREDICTIONS_FILE,
-    RESOLVER_KIND,
-    run_kind,
-)
+from resolver.run.reader import candidate_of, read_run
+from resolver.run.result_schema import IMPORTED_KIND, PREDICTIONS_FILE, RESOLVER_KIND
+from resolver.run.scoring import harness_score, score_answer
 from resolver.search.path_search import fits_type
 from resolver.store.fact_store import norm
 
 from .gold import GoldMatcher, is_hit
 from .paths import MAX_HOPS, find_paths
-from .runs import candidate_from_json, load_run, load_run_data
 
 RIVALS = 5              # rival paths shown beside the winner
 GOLD_PATHS = 3          # gold paths shown (the count is complete)
@@ -39,64 +38,81 @@ WIDTH = 100             # the plain text fits a terminal this wide
 
 
 # ---- reading the run ----------------------------------------------------------------------
-def _load(run_ref: str | Path, results_dir: str | Path | None
-          ) -> tuple[Path, dict, list[dict], dict[str, dict]]:
-    """(folder, meta, prediction rows, traces by qid) of a run; traces may be absent (an
-    imported run has none)."""
-    run = load_run(run_ref, results_dir, need_traces=False)
-    return run.path, run.meta, run.predictions, run.traces
-
-
 def explain(run_ref: str | Path, qids: list[str], results_dir: str | Path | None = None
             ) -> list[dict]:
     """One explanation per qid, in the order asked. Raises InputError for an unknown qid (with
-    close ones) or a run whose data cannot be read back."""
-    path, meta, rows, traces = _load(run_ref, results_dir)
-    by_qid = {r["qid"]: r for r in rows}
+    close ones), a resolver run whose traces.jsonl is missing or incomplete, or a run whose
+    data cannot be read back as it was."""
+    run = read_run(run_ref, results_dir, traces=True)
+    by_qid = {r["qid"]: r for r in run.predictions}
     missing = [q for q in qids if q not in by_qid]
     if missing:
         import difflib
         close = difflib.get_close_matches(missing[0], sorted(by_qid), n=3)
         hint = f" (close: {', '.join(close)})" if close else ""
-        raise InputError(f"question {missing[0]!r} is not in run {meta.get('run_id') or path.name}"
-                         f"{hint}", path=str(path / PREDICTIONS_FILE))
-    data = meta.get("data") or []
-    dataset, gold = load_run_data(path, meta)
+        raise InputError(f"question {missing[0]!r} is not in run {run.name}{hint}",
+                         path=str(run.path / PREDICTIONS_FILE))
+    dataset, gold = run.load_data()      # every question of the run is in it (checked)
     questions = {q.qid: q for q in dataset.questions}
-    wanted = [questions[q] for q in qids if q in questions]
-    lost = [q for q in qids if q not in questions]
-    if lost:
-        raise InputError(f"question {lost[0]!r} of the run is not in its data {data}",
-                         path=str(path / META_FILE))
+    wanted = [questions[q] for q in qids]
     sub = Dataset(dataset.paths, dataset.files_sha256, wanted, dataset.haystacks)
     paths = {qp.question.qid: qp for qp in find_paths(sub, gold)}
-    kind = run_kind(meta)
-    run_id = meta.get("run_id") or path.name
-    return [_explain_one(run_id, kind, meta, by_qid[q], traces.get(q), questions[q], sub,
-                         gold, paths[q]) for q in qids]
+    return [_explain_one(run.name, run.kind, run.meta, by_qid[q], run.traces.get(q),
+                         questions[q], sub, gold, paths[q]) for q in qids]
 
 
-def _explain_one(run_id, kind, meta, row, trace, question, dataset: Dataset, gold: Gold,
+def _recomputed_em(kind: str, prediction: str, golds: list[str]) -> int:
+    """EM as the run's scoring rule gives it: the harness's for imported runs, the resolver
+    run's (`score_answer`) otherwise."""
+    score = harness_score if kind == IMPORTED_KIND else score_answer
+    return score(prediction, tuple(golds))
+
+
+def _explain_one(run_name, kind, meta, row, trace, question, dataset: Dataset, gold: Gold,
                  qp) -> dict:
     store = dataset.haystack_of(question).store
     reading = read(question.text, store)
-    scored = row.get("em") is not None and question.qid in gold
+    scored = row["em"] is not None and question.qid in gold
     golds = list(gold[question.qid]) if scored else None
     mode = (meta.get("config") or {}).get("mode") or "search"
-    out = {"run": run_id, "kind": kind, "mode": mode, "system": meta.get("system"),
+    em = _recomputed_em(kind, row["prediction"], golds) if scored else None
+    out = {"run": run_name, "kind": kind, "mode": mode, "system": meta.get("system"),
            "qid": question.qid,
            "source": question.source, "question": question.text,
-           "prediction": row.get("prediction", ""),
-           "resolver_answer": row.get("resolver_answer", row.get("prediction", "")),
-           "reason": row.get("reason", ""), "gold": golds, "em": row.get("em"),
+           "prediction": row["prediction"],
+           "resolver_answer": row.get("resolver_answer", row["prediction"]),
+           "reason": row.get("reason", ""), "gold": golds, "em": em,
+           "em_in_file": row["em"],
            "confidence": row.get("confidence") or (trace or {}).get("confidence"),
            "reading": _reading_json(reading)}
     if kind == RESOLVER_KIND:
-        out.update(_candidates_json(trace or {}, golds))
+        out.update(_candidates_json(trace, golds))
+        out["not_in_store"] = _hops_not_in_store(trace, store)
     if scored:
         out["gold_paths"] = _gold_paths_json(qp, store)
         out["prediction_on_gold_paths"] = _prediction_on_paths(out["prediction"], qp, store)
     return out
+
+
+def _in_store(hop: dict, store) -> bool:
+    """Whether a trace hop is a fact of the store: the version it names (serial, line, text),
+    with its subject and object (a reverse hop runs from the fact's object to its subject)."""
+    subject, obj = (hop["object"], hop["subject"]) if hop["reverse"] else \
+        (hop["subject"], hop["object"])
+    return any(f.serial == hop["serial"] and f.line == hop["line"] and f.text == hop["text"]
+               and norm(f.object) == norm(obj)
+               for f in store.versions(subject, hop["relation"]))
+
+
+def _hops_not_in_store(trace: dict, store) -> list[str]:
+    """The trace's hops (winner and candidates) that are no fact of the store, described."""
+    out = []
+    for c in ([trace["winner"]] if trace["winner"] else []) + trace["candidates"]:
+        for h in c["hops"]:
+            if not _in_store(h, store):
+                out.append(f"{h['subject']} -{h['relation']}#{h['serial']}-> {h['object']} "
+                           f"(line {h['line']})")
+    return list(dict.fromkeys(out))
 
 
 def _reading_json(reading) -> dict:
@@ -128,9 +144,9 @@ def _candidate_json(c, rank: int, golds) -> dict:
 def _candidates_json(trace: dict, golds) -> dict:
     """The winner, the best RIVALS other paths (each path once, at its best rank), and where
     the gold is among all candidates."""
-    cands = [candidate_from_json(c) for c in trace.get("candidates", [])]
-    winner_json = trace.get("winner")
-    winner = candidate_from_json(winner_json) if winner_json else None
+    cands = [candidate_of(c) for c in trace["candidates"]]
+    winner_json = trace["winner"]
+    winner = candidate_of(winner_json) if winner_json else None
     seen, ranked = set(), []
     for rank, c in enumerate(cands, 1):
         if _path_key(c) not in seen:
@@ -191,9 +207,22 @@ def _wrap(text: str, indent: str, width: int = WIDTH) -> list[str]:
     return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent) or [indent]
 
 
+def _for_terminal(value):
+    """Every string of an explanation escaped for the terminal (names, questions, fact lines
+    and answers come from the data and the run): before any wrapping, so widths hold."""
+    if isinstance(value, str):
+        return escape.terminal(value)
+    if isinstance(value, dict):
+        return {k: _for_terminal(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_for_terminal(v) for v in value]
+    return value
+
+
 def render(explanations: list[dict]) -> str:
-    """The explanations as plain text, every line at most WIDTH columns."""
-    blocks = [_render_one(e) for e in explanations]
+    """The explanations as plain text for a terminal, every line at most WIDTH columns (an
+    escaped control character counts as the characters it is shown with)."""
+    blocks = [_render_one(_for_terminal(e)) for e in explanations]
     return ("\n" + "=" * WIDTH + "\n\n").join(blocks)
 
 
@@ -207,6 +236,8 @@ def _render_one(e: dict) -> str:
         answer += f"   (resolver said: {e['resolver_answer']})"
     if e["gold"] is not None:
         answer += f"   gold: {' | '.join(e['gold'])}   EM {e['em']}"
+        if e["em_in_file"] != e["em"]:
+            answer += f" (recomputed; predictions.jsonl says {e['em_in_file']}: edited?)"
     lines += _wrap(answer, "")
     if e.get("reason"):
         lines += _wrap(f"why unanswered: {e['reason']}", "")
@@ -221,6 +252,10 @@ def _render_one(e: dict) -> str:
     elif e["kind"] == RESOLVER_KIND:
         lines += [""] + _render_winner(e.get("winner"))
         lines += [""] + _render_rivals(e.get("winner"), e.get("rivals", []))
+    if e.get("not_in_store"):
+        lines += [""] + _wrap(f"warning: {len(e['not_in_store'])} hop(s) of the run's trace are "
+                              "no fact of the store (an edited traces.jsonl?): "
+                              + "; ".join(e["not_in_store"]), "")
     if e["gold"] is not None:
         lines += [""] + _render_gold(e)
     return "\n".join(line.rstrip() for line in lines) + "\n"

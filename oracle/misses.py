@@ -28,13 +28,13 @@ Answers are matched as the harness scores them (`scoring.harness_score`).
 from __future__ import annotations
 
 from resolver.plan.plans import Plan, step_relations
-from resolver.run.result_schema import IMPORTED_KIND, run_kind
+from resolver.run.reader import RunFolder, candidate_of, read_run
+from resolver.run.result_schema import IMPORTED_KIND
 from resolver.run.scoring import harness_score
 from resolver.text.relations import inventory
 
 from .gold import is_hit
 from .paths import GoldPath, QuestionPaths, find_paths
-from .runs import Run, candidate_from_json
 
 BUCKETS = ("no_gold_path", "reader_error", "selection_error", "needs_older_version",
            "plan_error:no_plan", "plan_error:wrong_base_entity", "plan_error:near_synonym",
@@ -99,7 +99,7 @@ def classify(row: dict, trace: dict, qp: QuestionPaths) -> tuple[str, str]:
     resolver_answer = row.get("resolver_answer", row.get("prediction", ""))
     if resolver_answer != row.get("prediction", "") and is_hit(resolver_answer, golds):
         return "reader_error", f"resolver said {resolver_answer!r}"
-    candidates = [candidate_from_json(c) for c in trace.get("candidates", [])]
+    candidates = [candidate_of(c) for c in trace.get("candidates", [])]
     right = [c for c in candidates if is_hit(c.answer, golds)]
     if right:
         c = right[0]
@@ -150,13 +150,16 @@ def classify_imported(row: dict, qp: QuestionPaths, store) -> tuple[str, str]:
     return "latest_path_missed", f"latest gold path {_path_text(latest[0])}"
 
 
-def misses_report(run: Run, question_paths: list[QuestionPaths] | None = None,
+def misses_report(run: RunFolder, question_paths: list[QuestionPaths] | None = None,
                   dataset=None) -> tuple[dict, list[dict]]:
     """(counts per source and bucket, one row per miss). Reads the run's data for the store and
     gold; raises InputError when the run is unscored. An imported run is sorted into
     `IMPORTED_BUCKETS`, reading the stores of `dataset` (the run's data when not given)."""
     from resolver.errors import InputError
-    imported = run_kind(run.meta) == IMPORTED_KIND
+    imported = run.kind == IMPORTED_KIND
+    if not run.scored:
+        raise InputError(f"run {run.name} is unscored (test split): no misses to sort",
+                         path=str(run.path))
     if question_paths is None:
         dataset, gold = run.load_data()
         question_paths = find_paths(dataset, gold)
@@ -165,11 +168,9 @@ def misses_report(run: Run, question_paths: list[QuestionPaths] | None = None,
     buckets = IMPORTED_BUCKETS if imported else BUCKETS
     by_qid = {qp.question.qid: qp for qp in question_paths}
     rows, totals = [], {}
+    traces = {} if imported else run.traces
     for row in run.predictions:
         qid = row["qid"]
-        if row.get("em") is None:
-            raise InputError(f"run {run.run_id} is unscored (test split): no misses to sort",
-                             path=str(run.path))
         if qid not in by_qid:
             raise InputError(f"question {qid!r} of the run is not in its data",
                              path=str(run.path))
@@ -183,7 +184,7 @@ def misses_report(run: Run, question_paths: list[QuestionPaths] | None = None,
             qp = by_qid[qid]
             bucket, detail = classify_imported(row, qp, dataset.haystack_of(qp.question).store)
         else:
-            bucket, detail = classify(row, run.traces.get(qid, {}), by_qid[qid])
+            bucket, detail = classify(row, traces[qid], by_qid[qid])
         rows.append({"qid": qid, "source": source, "question": row.get("question", ""),
                      "prediction": row.get("prediction", ""), "gold": list(by_qid[qid].golds),
                      "bucket": bucket, "detail": detail})
@@ -197,8 +198,10 @@ def misses_report(run: Run, question_paths: list[QuestionPaths] | None = None,
 
 def misses_markdown(run_id: str, summary: dict, rows: list[dict],
                     buckets: tuple[str, ...] = BUCKETS) -> str:
+    from resolver import escape
+
     from .report import md_table
-    out = [f"# Misses of run {run_id}, by the bucket where they broke\n"]
+    out = [f"# Misses of run {escape.markdown(run_id)}, by the bucket where they broke\n"]
     sources = list(summary)
     used = [b for b in buckets if any(summary[s]["buckets"][b] for s in sources)]
     out.append(md_table(["bucket"] + sources + ["all"],
@@ -213,19 +216,21 @@ def misses_markdown(run_id: str, summary: dict, rows: list[dict],
         out.append(md_table(["qid", "bucket", "prediction", "gold", "detail"],
                             [[r["qid"], r["bucket"], r["prediction"] or "(none)",
                               "; ".join(r["gold"]), r["detail"]] for r in rows]))
-        out.append(f"\nWhy each got its answer: `factres explain {run_id} "
-                   f"{' '.join(r['qid'] for r in rows)}`\n")
+        # a code span shows backslashes as they are: only what would hide is escaped
+        out.append(f"\nWhy each got its answer: `factres explain {escape.visible(run_id)} "
+                   f"{' '.join(escape.visible(r['qid']) for r in rows)}`\n")
     return "\n".join(out)
 
 
 def analyse(run_ref, root=None):
-    """`factres oracle misses RUN`."""
-    from .report import RESULTS, Analysis
-    from .runs import load_run
-    run = load_run(run_ref, root or RESULTS)
+    """`factres oracle misses RUN`. The analysis is named after the folder given (a copied
+    folder keeps meta.json's run id, which `run_id` records)."""
+    from .report import Analysis
+    run = read_run(run_ref, root, traces=True)
     summary, rows = misses_report(run)
-    buckets = IMPORTED_BUCKETS if run_kind(run.meta) == IMPORTED_KIND else BUCKETS
-    payload = {"command": "misses", "run": run.run_id, "data": run.meta.get("data"),
-               "buckets": list(buckets), "summary": summary, "misses": rows}
-    return Analysis("misses", run.run_id, payload,
-                    misses_markdown(run.run_id, summary, rows, buckets))
+    buckets = IMPORTED_BUCKETS if run.kind == IMPORTED_KIND else BUCKETS
+    payload = {"command": "misses", "run": run.name, "run_id": run.run_id,
+               "data": run.meta["data"], "buckets": list(buckets), "summary": summary,
+               "misses": rows}
+    return Analysis("misses", run.name, payload,
+                    misses_markdown(run.name, summary, rows, buckets))

@@ -20,14 +20,15 @@ gold. The last N is the run itself: `rerun_agrees` counts questions whose re-sel
 equals the run's answer (it should be all of them)."""
 from __future__ import annotations
 
-from resolver.run.result_schema import RESOLVER_KIND, run_kind
+from resolver.run.reader import RunFolder, candidate_of, read_run
+from resolver.run.result_schema import RESOLVER_KIND
+from resolver.search.path_search import select
 
 from .gold import GoldMatcher, is_hit
 from .paths import Graph, plan_paths
-from .runs import Run, candidate_from_json, select
 
 
-def nbest_report(run: Run) -> tuple[dict, list[dict]]:
+def nbest_report(run: RunFolder) -> tuple[dict, list[dict]]:
     """(per source: one row per N, one row per question)."""
     from resolver.errors import InputError
     dataset, gold = run.load_data()
@@ -44,7 +45,7 @@ def nbest_report(run: Run) -> tuple[dict, list[dict]]:
         golds = gold.answers.get(qid, ())
         graph = graphs.setdefault(q.context_sha256, Graph(dataset.haystack_of(q).store))
         matches = GoldMatcher(golds)
-        cands = [candidate_from_json(c) for c in run.traces.get(qid, {}).get("candidates", [])]
+        cands = [candidate_of(c) for c in run.traces[qid]["candidates"]]
         reach = [bool(c.plan and plan_paths(graph, c.plan, matches)) for c in cands]
         hit = [is_hit(c.answer, golds) for c in cands]
         per_n = []
@@ -78,9 +79,12 @@ def nbest_report(run: Run) -> tuple[dict, list[dict]]:
 
 
 def nbest_markdown(run_id: str, report: dict) -> str:
+    from resolver import escape
+
     from .report import md_table
-    out = [f"# Plan recall@N and success@N, run {run_id}\n",
-           "Sets in the order tried: " + ", ".join(report["plan_sets"]) + ". Plan recall: some "
+    out = [f"# Plan recall@N and success@N, run {escape.markdown(run_id)}\n",
+           "Sets in the order tried: " + ", ".join(escape.markdown(s) for s in report["plan_sets"])
+           + ". Plan recall: some "
            "plan of the first N sets reaches the gold (its candidate is right, or its own chain "
            "can reach the gold with any versions); strict: its own chain can; candidate recall: "
            "some candidate's answer is right; success: the one selected is right.\n"]
@@ -98,17 +102,17 @@ def nbest_markdown(run_id: str, report: dict) -> str:
 
 
 def analyse(run_ref, root=None):
-    """`factres oracle nbest RUN`."""
-    from .report import RESULTS, Analysis
-    from .runs import load_run
-    run = load_run(run_ref, root or RESULTS)
-    if run_kind(run.meta) != RESOLVER_KIND:
+    """`factres oracle nbest RUN`, named after the folder given (see misses.analyse)."""
+    from .report import Analysis
+    run = read_run(run_ref, root)
+    if run.kind != RESOLVER_KIND:
         from resolver.errors import InputError
-        raise InputError(f"run {run.run_id!r} is {run.meta.get('kind')}: it has no plan sets, "
+        raise InputError(f"run {run.name!r} is {run.kind}: it has no plan sets, "
                          "so plan recall@N means nothing for it", path=str(run.path),
                          expected="a run of factres's resolver (factres oracle misses works on "
                                   "imported runs)")
+    run.traces              # a missing or short traces.jsonl is refused before any work
     report, rows = nbest_report(run)
-    payload = dict(report, command="nbest", run=run.run_id, data=run.meta.get("data"),
-                   questions=rows)
-    return Analysis("nbest", run.run_id, payload, nbest_markdown(run.run_id, report))
+    payload = dict(report, command="nbest", run=run.name, run_id=run.run_id,
+                   data=run.meta["data"], questions=rows)
+    return Analysis("nbest", run.name, payload, nbest_markdown(run.name, report))

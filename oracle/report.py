@@ -4,21 +4,23 @@ the one results folder every command uses: --results-dir, else $FACTRES_RESULTS,
 (`resolver.run.result_schema.results_root`).
 
 A folder is never overwritten: the next free suffix (-2, -3, ...) is taken, or `--out` names the
-folder, which must not exist. Files are written into a hidden temporary folder (`.tmp-*`, which
-every reader refuses) renamed into place at the end, so a folder that exists is complete."""
+folder, which must not exist. The name is claimed as `factres run` claims a run id (its hidden
+temporary folder `.tmp-<name>/` made atomically, with the `.incomplete` marker naming the
+process: `resolver.run.run_folder.reserve`), so oracle commands started together never write
+the same folder; files are written into it and it is renamed into place at the end, so a
+folder that exists is complete. A write that fails (a full disk) leaves nothing behind and
+names the file."""
 from __future__ import annotations
 
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from resolver import escape
 from resolver.errors import RunExistsError
 from resolver.haystack import Dataset
 from resolver.run.result_schema import TMP_PREFIX, dumps, results_root
-
-RESULTS = Path("results")      # the default of results_root() when nothing else is set
+from resolver.run.run_folder import clean_stale, finish, reserve, write_file
 
 
 @dataclass(frozen=True)
@@ -39,38 +41,49 @@ def dataset_tag(dataset: Dataset) -> str:
     return "+".join(Path(p).stem for p in dataset.paths) or "data"
 
 
-def output_dir(command: str, tag: str, out: str | Path | None = None,
-               root: str | Path | None = None) -> Path:
-    """The folder to write: `out` if given (it must not exist), else the first free
-    `<root>/oracle-<command>-<tag>[-N]`."""
+def claim_dir(command: str, tag: str, out: str | Path | None = None,
+              root: str | Path | None = None) -> tuple[Path, Path]:
+    """(the folder to write, its claimed temporary folder): `out` if given (it must not exist
+    and must not be claimed), else the first free `<root>/oracle-<command>-<tag>[-N]`."""
     if out is not None:
         path = Path(out)
         if path.exists():
             raise RunExistsError(f"{path} already exists: oracle results are never overwritten; "
                                  "choose another --out")
-        return path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = reserve(path.parent, path.name)
+        if tmp is None:
+            raise RunExistsError(f"{path} is being written by another process "
+                                 f"({path.parent / (TMP_PREFIX + path.name)}/); choose another "
+                                 "--out")
+        return path, tmp
     base = results_root(root) / f"oracle-{command}-{tag}"
+    base.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(base.parent)
     path, n = base, 1
-    while path.exists():
+    while True:
+        if not path.exists():
+            tmp = reserve(path.parent, path.name)
+            if tmp is not None:
+                return path, tmp
         n += 1
         path = base.with_name(f"{base.name}-{n}")
-    return path
 
 
 def write(analysis: Analysis, out: str | Path | None = None,
           root: str | Path | None = None) -> Path:
-    """Write `<command>.json` and `<command>.md` into a fresh folder (renamed into place last);
-    return the folder."""
+    """Write `<command>.json` and `<command>.md` into a freshly claimed folder (renamed into
+    place last); return the folder. On any failure nothing is left behind."""
     command, payload, markdown = analysis.command, analysis.payload, analysis.markdown
-    folder = output_dir(command, analysis.tag, out, root)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.with_name(f"{TMP_PREFIX}{folder.name}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    (tmp / f"{command}.json").write_bytes(dumps(payload))
-    (tmp / f"{command}.md").write_text(markdown, encoding="utf-8")
-    os.rename(tmp, folder)
+    folder, tmp = claim_dir(command, analysis.tag, out, root)
+    try:
+        write_file(tmp / f"{command}.json", dumps(payload))
+        write_file(tmp / f"{command}.md", markdown)
+        finish(tmp, folder, f"oracle folder {folder.name!r}")
+    except BaseException:
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return folder
 
 
@@ -79,7 +92,7 @@ def _cell(value: Any) -> str:
         return "-"
     if isinstance(value, float):
         return f"{value:.3f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return escape.markdown(str(value))
 
 
 def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:

@@ -12,7 +12,9 @@ Data flows one way, and the subpackages are its stages, each importing only thos
     report   run folders -> paper tables and figures
     cli      the `factres` command line
 
-`errors` (the project's exception types) sits below them all. tests/test_layout.py checks the
+`errors` (the project's exception types) sits below them all, then `escape` (user text escaped
+once per output format: terminal, Markdown, LaTeX) and `strict_json` (JSON read with no key
+given twice), which every stage may use. tests/test_layout.py checks the
 order and that no module imports another in a loop."""
 from __future__ import annotations
 

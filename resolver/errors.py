@@ -63,6 +63,18 @@ def clip(text: str, limit: int = CLIP) -> str:
     return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
+# How many items of a list a message names: a file of 10^6 unknown ids must not become one
+# 15 MB line.
+FEW = 5
+
+
+def first_few(items, limit: int = FEW, sep: str = ", ") -> str:
+    """The first `limit` items joined, then how many more there are: "a, b, c and 7 more"."""
+    items = [str(i) for i in items]
+    shown = sep.join(items[:limit])
+    return f"{shown} and {len(items) - limit} more" if len(items) > limit else shown
+
+
 class UnparsedLinesError(InputError):
     """Raised under --strict when some lines fit no fact template; names the first."""
 
@@ -108,3 +120,8 @@ class ProvenanceError(FactresError):
     """A ledger operation that does not apply to the key's state (resolve on a key that is not
     contested, revoke on an empty key, ...), or a lookup of a key the store does not hold.
     Raised before anything changes: the ledger is left as it was."""
+
+
+class ForeignFolderError(InputError):
+    """A folder that looks like a run folder (it has a meta.json) but was written by another
+    tool: `factres tables` skips it with a note instead of a warning."""

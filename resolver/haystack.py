@@ -5,9 +5,12 @@ Gold is split off here and handed only to scoring and oracle/: planning and sear
 `Dataset`, which has no answers in it. Rows of one size share one context, parsed once.
 
 Every row passes `read_row`, the one check of the row layout that every loader of rows uses:
-questions must be strings, answers lists of strings (a plain string is read as a one-answer list
-and noted, never split into letters), qa_pair_ids one per question. A bad row is an InputError
-naming the file, the row and what was expected; nothing is dropped or guessed silently."""
+questions must be strings of at most MAX_QUESTION characters, answers lists of strings (a plain
+string is read as a one-answer list and noted, never split into letters), qa_pair_ids one per
+question; an empty or blank question is kept (it counts as unanswered) and noted. A key given
+twice in a JSON row is an error (`strict_json`), and so is a file given twice. A bad row is an
+InputError naming the file, the row and what was expected; nothing is dropped or guessed
+silently."""
 from __future__ import annotations
 
 import hashlib
@@ -16,10 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-import orjson
-
 from resolver.errors import InputError, MissingExtraError
 from resolver.store.fact_store import FactStore
+from resolver.strict_json import loads
 from resolver.text.facts import ParseResult
 
 _SOURCE = re.compile(r"(?:^|_)(?P<kind>sh|mh)_(?P<size>\d+k)$")
@@ -98,11 +100,7 @@ def decode(data: bytes, path: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _rows_from_json(data: bytes, path: str) -> list[dict]:
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc}", path=path,
-                         expected="a row, a list of rows or {\"data\": [rows]}") from None
+    obj = loads(data, path=path, what="a row, a list of rows or {\"data\": [rows]}")
     if isinstance(obj, dict) and "data" in obj and isinstance(obj["data"], list):
         return obj["data"]
     if isinstance(obj, dict):
@@ -118,11 +116,7 @@ def _rows_from_jsonl(data: bytes, path: str) -> list[dict]:
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
-        try:
-            rows.append(orjson.loads(raw))
-        except orjson.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc}", path=path, line=number,
-                             expected="one JSON row per line") from None
+        rows.append(loads(raw, path=path, line=number, what="one JSON row per line"))
     return rows
 
 
@@ -144,6 +138,10 @@ def _rows_from_parquet(path: str) -> list[dict]:
 
 ROW_FILES = (".json", ".jsonl", ".parquet")
 _LAYOUT = "the Hugging Face row layout (context, questions, answers, metadata)"
+# The longest question factres reads: reading and planning one grow faster than its length (the
+# lexicon compiler tries orders of its cue phrases; the search, paths through each), and a
+# 100 KB "question" took minutes. The longest bundled question has 156 characters.
+MAX_QUESTION = 1000
 
 
 def read_rows(path: str | Path) -> tuple[list[dict], str, tuple[str, ...]]:
@@ -264,10 +262,16 @@ def read_row(row, path: str, number: int) -> Row:
         raise InputError(f"no string 'context' ('context' is {_what(context)})",
                          path=path, row=number, expected=_LAYOUT)
     questions = _field(row, "questions", path, number) or []
+    blank = []
     for i, text in enumerate(questions):
         if not isinstance(text, str):
             raise InputError(f"question {i} is {_what(text)}", path=path, row=number,
                              expected="each question a string")
+        if len(text) > MAX_QUESTION:
+            raise InputError(f"question {i} has {len(text)} characters", path=path, row=number,
+                             expected=f"a question of at most {MAX_QUESTION} characters")
+        if not text.strip():
+            blank.append(i)
     answers = _field(row, "answers", path, number)
     gold, plain = _gold(answers, len(questions), path, number) if answers else (None, [])
     meta = _field(row, "metadata", path, number, dict) or {}
@@ -276,10 +280,13 @@ def read_row(row, path: str, number: int) -> Row:
         raise InputError(f"metadata.source is {_what(source)}", path=path, row=number,
                          expected="a string such as factconsolidation_mh_6k")
     source = source or f"{Path(path).stem}_row{number}"
-    notes = ()
+    notes: tuple[str, ...] = ()
     if plain:
-        notes = (f"row {number}: {len(plain)} answer list(s) given as a plain string, each "
-                 f"read as one answer, never as letters (first: question {plain[0]})",)
+        notes += (f"row {number}: {len(plain)} answer list(s) given as a plain string, each "
+                  f"read as one answer, never as letters (first: question {plain[0]})",)
+    if blank:
+        notes += (f"row {number}: {len(blank)} question(s) empty or blank, kept: they name "
+                  f"nothing, so they count as unanswered (first: question {blank[0]})",)
     return Row(number, context, source, _qids(meta, source, len(questions), path, number),
                tuple(questions), gold, notes)
 
@@ -299,6 +306,13 @@ def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Datase
     notes: list[str] = []
     for path in paths:
         raw_rows, digest, file_notes = read_rows(path)
+        twice = next((p for p, d in digests.items() if d == digest), None)
+        if twice is not None:
+            # its question ids would all be "duplicates": say what happened instead
+            same = "the same file" if Path(twice).resolve() == Path(path).resolve() else \
+                f"the same content as {twice} (sha256 {digest[:12]}...)"
+            raise InputError(f"given twice: {same}", path=path,
+                             expected="each data file once")
         digests[path] = digest
         in_rows = Path(path).suffix.lower() in ROW_FILES
         for number, raw in enumerate(raw_rows):

@@ -105,8 +105,12 @@ def test_table_rerenders_from_metrics(results):
 def test_table_of_a_missing_run_is_an_error(results):
     result = invoke("table", "nope")
     assert result.exit_code == 1
-    assert result.output == (f"Error: {results / 'nope'}: no run 'nope' (expected a run id "
-                             "under the results folder or a run folder)\n")
+    assert result.output == (f"Error: no run 'nope' in {results}/ (no runs there) (expected a "
+                             "run id under the results folder (--results-dir, $FACTRES_RESULTS "
+                             "or ./results) or a run folder path)\n")
+    invoke("run", "--data", str(SMALL), "--run-id", "r1")
+    assert invoke("table", "nope").output.startswith(f"Error: no run 'nope' in {results}/ (1 "
+                                                     "run there: r1) (expected")
 
 
 @pytest.mark.parametrize("command", ["run", "table"])

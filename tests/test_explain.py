@@ -124,30 +124,32 @@ def test_the_command_finds_the_run_by_id_and_prints_text_or_json(run, monkeypatc
     assert [r["qid"] for r in rows] == ["mh_ok", "mh_sel"]
 
 
-def test_an_unknown_question_or_run_is_one_clean_error(run):
+def test_an_unknown_question_or_run_is_one_clean_error(run, tmp_path):
     runner = CliRunner()
     result = runner.invoke(main, ["explain", str(run.path), "mh_okk"])
     assert result.exit_code == 1
     assert result.output.strip() == (
         f"Error: {run.path / 'predictions.jsonl'}: question 'mh_okk' is not in run small "
         "(close: mh_ok, mh_none)")
-    missing = runner.invoke(main, ["explain", "no-such-run", "mh_ok"])
-    assert missing.exit_code == 1 and "no run folder 'no-such-run'" in missing.output
-    assert "Traceback" not in missing.output
+    import shutil
+    shutil.copytree(run.path, tmp_path / "small")
+    missing = runner.invoke(main, ["explain", "no-such-run", "mh_ok", "--results-dir",
+                                   str(tmp_path)])
+    assert missing.exit_code == 1
+    assert missing.output == (f"Error: no run 'no-such-run' in {tmp_path}/ (1 run there: small) "
+                              "(expected a run id under the results folder (--results-dir, "
+                              "$FACTRES_RESULTS or ./results) or a run folder path)\n")
 
 
 def test_an_imported_run_is_set_against_the_gold_paths(run, tmp_path):
-    # The contract of `factres score`: kind "imported", the data's paths, no traces.
-    folder = tmp_path / "imported"
-    folder.mkdir()
+    # an imported run as `factres score` writes it: kind "imported", no traces
+    from resolver.run.imported import score_files
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text('{"qid": "mh_ok", "prediction": "Norland"}\n', "utf-8")
     meta = orjson.loads((run.path / "meta.json").read_bytes())
-    (folder / "meta.json").write_bytes(orjson.dumps(
-        {"kind": "imported", "system": "some-model", "run_id": "imported",
-         "data": meta["data"], "data_sha256": meta["data_sha256"]}))
-    rows = [{"qid": "mh_ok", "source": "factconsolidation_mh_6k", "question": QUESTIONS[0][1],
-             "prediction": "Norland", "gold": ["Brimvik"], "em": 0}]
-    (folder / "predictions.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
-    e = explain(folder, ["mh_ok"])[0]
+    imported = score_files([predictions], data=meta["data"], name="some-model",
+                           results=tmp_path / "results", run_id="imported")
+    e = explain(imported.path, ["mh_ok"])[0]
     assert e["kind"] == "imported" and "winner" not in e and "rivals" not in e
     assert e["gold_paths"]["count"] >= 1
     assert e["prediction_on_gold_paths"] == [
@@ -162,19 +164,20 @@ def test_oracle_misses_names_the_command_that_explains_each_miss(run):
 
 
 def test_a_run_made_in_another_checkout_reads_the_bundled_data_of_the_same_sha256(tmp_path):
-    from resolver.haystack import bundled_path, sha256_bytes
-    from resolver.run.result_schema import dumps_lines
-    bundled = bundled_path()
-    gone = "/no/such/checkout/resolver/data/fc/" + bundled.name
+    import shutil
+    from pathlib import Path
+
+    from resolver.haystack import bundled_path
+    committed = Path(__file__).resolve().parent.parent / "results" / "dev-6k-plain-typed-2"
     folder = tmp_path / "elsewhere"
-    folder.mkdir()
-    (folder / "meta.json").write_bytes(orjson.dumps(
-        {"run_id": "elsewhere", "data": [gone],
-         "data_sha256": {gone: sha256_bytes(bundled.read_bytes())}}))
-    qid = "factconsolidation_sh_6k_no0"
-    (folder / "predictions.jsonl").write_bytes(dumps_lines(
-        [{"qid": qid, "prediction": "", "em": 0}]))
-    (folder / "traces.jsonl").write_bytes(dumps_lines([{"qid": qid, "candidates": []}]))
+    shutil.copytree(committed, folder)
+    gone = "/no/such/checkout/resolver/data/fc/" + bundled_path().name
+    meta = orjson.loads((folder / "meta.json").read_bytes())
+    (old,) = meta["data"]
+    meta["data"], meta["data_sha256"] = [gone], {gone: meta["data_sha256"][old]}
+    (folder / "meta.json").write_bytes(orjson.dumps(meta))
+    rows = [orjson.loads(line) for line in (folder / "predictions.jsonl").read_bytes().splitlines()]
+    qid = next(r["qid"] for r in rows if not r["prediction"])
     e = explain(folder, [qid])[0]
     assert e["winner"] is None and e["rivals"] == [] and e["gold"]
 
@@ -187,3 +190,15 @@ def test_the_confidence_label_and_its_reasons_are_shown(run):
     shown = render([e])
     assert f"confidence: {row['confidence']['label']}" in shown
     assert all(reason in " ".join(shown.split()) for reason in row["confidence"]["reasons"])
+
+
+@pytest.mark.parametrize("name", ["dev-6k-search-nbest-2", "imported-nous-6k"])
+def test_a_committed_run_explains_with_its_own_em_and_only_facts_of_its_store(name):
+    # the checks that flag an edited file never flag the run's own files
+    from pathlib import Path
+
+    from resolver.run.reader import read_run
+    run = read_run(Path(__file__).resolve().parent.parent / "results" / name)
+    explanations = explain(run.path, [r["qid"] for r in run.predictions])
+    assert [e["em"] for e in explanations] == [r["em"] for r in run.predictions]
+    assert not any(e.get("not_in_store") for e in explanations)

@@ -296,9 +296,9 @@ def test_generic_csv_and_json_with_a_field_map(tmp_path):
     json_path = tmp_path / "p.json"
     json_path.write_text(json.dumps([{"qid": f"{MH}_no0", "prediction": gold0(f"{MH}_no0")}]))
     fields = parse_field_map(["id=id", "prediction=reply", "gold=truth"])
-    with pytest.raises(InputError, match=r"no id field: the first record has id, reply, truth "
-                                         r"\(expected one of qa_pair_id, qid, or --field "
-                                         r"id=NAME\)"):
+    with pytest.raises(InputError, match=r"no id field: the first record has 'id', 'reply', "
+                                         r"'truth' \(expected one of qa_pair_id, qid, or "
+                                         r"--field id=NAME\)"):
         score_files([csv_path], results=tmp_path / "r")
     run = score_files([csv_path], results=tmp_path / "r", fields=fields, name="toy")
     rows = {r["qid"]: r for r in run.predictions}
@@ -323,7 +323,8 @@ def test_bad_fields_and_values_name_the_file_and_record(tmp_path):
     assert str(err.value) == (f"{path}: line 1: 'prediction' is int 1997 (expected a string "
                               "(or null for no answer))")
     path.write_text(json.dumps({"qid": sh(0), "answer": "x"}) + "\n")
-    with pytest.raises(InputError, match="no prediction field: the first record has answer, qid"):
+    with pytest.raises(InputError,
+                       match="no prediction field: the first record has 'answer', 'qid'"):
         read_file(path)
     path.write_text(json.dumps({"qid": sh(0), "prediction": "x"}) + "\n{not json\n")
     with pytest.raises(InputError, match=rf"{path}:2: not valid JSON"):

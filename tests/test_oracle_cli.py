@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from test_oracle_paths import write_tiny
 
 from oracle.cli import main, oracle
-from oracle.report import output_dir
+from oracle.report import claim_dir
 
 
 def test_every_oracle_command_has_help_with_an_example():
@@ -36,17 +36,22 @@ def test_ceiling_writes_json_and_markdown_and_never_overwrites(tmp_path):
 
 
 def test_default_folders_take_the_next_suffix(tmp_path):
-    first = output_dir("paths", "6k", root=tmp_path)
+    first, claimed = claim_dir("paths", "6k", root=tmp_path)
     assert first == tmp_path / "oracle-paths-6k"
-    first.mkdir()
-    assert output_dir("paths", "6k", root=tmp_path) == tmp_path / "oracle-paths-6k-2"
+    assert claimed == tmp_path / ".tmp-oracle-paths-6k" and claimed.is_dir()
+    # claimed, not yet written: a second command started meanwhile takes the next name
+    assert claim_dir("paths", "6k", root=tmp_path)[0] == tmp_path / "oracle-paths-6k-2"
+    (tmp_path / "oracle-paths-6k-3").mkdir()
+    assert claim_dir("paths", "6k", root=tmp_path)[0] == tmp_path / "oracle-paths-6k-4"
 
 
 def test_missing_run_is_a_clean_error(tmp_path):
     result = CliRunner().invoke(main, ["oracle", "misses", str(tmp_path / "nope")],
                                 catch_exceptions=False)
     assert result.exit_code == 1
-    assert result.output.startswith(f"Error: no run folder '{tmp_path / 'nope'}'")
+    assert result.output == (f"Error: no run folder '{tmp_path / 'nope'}' (expected a run id "
+                             "under the results folder (--results-dir, $FACTRES_RESULTS or "
+                             "./results) or a run folder path)\n")
 
 
 def test_ceiling_cut_short_by_its_time_limit_says_so(tmp_path):
@@ -91,8 +96,12 @@ def test_a_run_whose_data_is_gone_is_one_clean_error(tmp_path):
     result = CliRunner().invoke(main, ["oracle", "misses", str(run), "--out",
                                        str(tmp_path / "m")], catch_exceptions=False)
     assert result.exit_code == 1
-    assert result.output.startswith(f"Error: {run / 'meta.json'}: the run's data file is gone "
-                                    "(tried /nowhere/else/mine.json, ")
+    from resolver.haystack import bundled_path
+    sha = orjson.loads((run / "meta.json").read_bytes())["data_sha256"]["/nowhere/else/mine.json"]
+    assert result.output == (f"Error: {run / 'meta.json'}: the run's data file "
+                             "/nowhere/else/mine.json is gone (tried /nowhere/else/mine.json, "
+                             f"{bundled_path('mine.json')}) (expected the data file it names, "
+                             f"or a copy with the sha256 meta.json records for it ({sha}))\n")
 
 
 def test_an_analysis_of_a_bare_context_is_refused(tmp_path):

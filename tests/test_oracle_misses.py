@@ -1,6 +1,6 @@
 """Miss buckets on a hand-made run folder over the tiny haystack of test_oracle_paths."""
-import orjson
 import pytest
+from run_folders import write_run_folder
 from test_oracle_paths import write_tiny
 
 from oracle.misses import analyse, plan_error_kind
@@ -19,22 +19,11 @@ def cand(plan_set, entity, chain, answer, score):
             "terms": [], "complete": True}
 
 
-def write_run(tmp_path, data, cases, plan_sets=("live:rules", "live:lexicon")):
-    """cases: qid -> (prediction, em, [candidates]); the first candidate is the winner."""
-    run = tmp_path / "run-1"
-    run.mkdir()
-    (run / "meta.json").write_bytes(orjson.dumps(
-        {"run_id": "run-1", "data": [str(data)], "split": "dev",
-         "plan_sets": [{"set_id": s} for s in plan_sets]}))
-    preds, traces = [], []
-    for qid, (prediction, em, cands) in cases.items():
-        preds.append({"qid": qid, "source": qid.rsplit("_no", 1)[0], "question": "",
-                      "prediction": prediction, "resolver_answer": prediction, "gold": [],
-                      "em": em, "plan": cands[0]["plan"] if cands else None, "reason": ""})
-        traces.append({"qid": qid, "winner": cands[0] if cands else None, "candidates": cands})
-    (run / "predictions.jsonl").write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in preds))
-    (run / "traces.jsonl").write_bytes(b"".join(orjson.dumps(t) + b"\n" for t in traces))
-    return run
+def write_run(tmp_path, data, cases, plan_sets=("live:rules", "live:lexicon"), **kwargs):
+    """cases: qid -> (prediction, em, [candidates][, resolver_answer]); the first candidate is
+    the winner."""
+    return write_run_folder(tmp_path / "run-1", [str(data)], cases, plan_sets=plan_sets,
+                            **kwargs)
 
 
 def test_every_bucket_on_a_hand_made_run(tmp_path):
@@ -88,22 +77,21 @@ def test_plan_error_kinds(tmp_path):
 
 
 def test_unscored_run_is_refused(tmp_path):
-    run = write_run(tmp_path, write_tiny(tmp_path), {SH + "0": ("Newcap", None, [])})
+    run = write_run(tmp_path, write_tiny(tmp_path), {SH + "0": ("Newcap", None, [])},
+                    split="test")
     with pytest.raises(InputError, match="is unscored"):
         analyse(run)
 
 
 def test_reader_search_and_no_plan_buckets(tmp_path):
     run = write_run(tmp_path, write_tiny(tmp_path), {
-        SH + "0": ("Aatown", 0, [cand("live:rules", "Xland", ["capital"], "Newcap", 1)]),
+        # The reader replaced a right resolver answer.
+        SH + "0": ("Aatown", 0, [cand("live:rules", "Xland", ["capital"], "Newcap", 1)],
+                   "Newcap"),
         MH + "0": ("Xland", 0, [cand("live:lexicon", "Alpha", ["citizenship", "capital"],
-                                     "Oldcap", 1)]),
+                                     "Oldcap", 1)], "Oldcap"),
         MH + "2": ("", 0, []),
-    })
-    # The reader replaced a right resolver answer.
-    rows = [orjson.loads(line) for line in (run / "predictions.jsonl").read_bytes().splitlines()]
-    rows[0]["resolver_answer"] = "Newcap"
-    (run / "predictions.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    }, reader="ollama:some-model")
     buckets = {m["qid"]: m["bucket"] for m in analyse(run).payload["misses"]}
     assert buckets == {SH + "0": "reader_error", MH + "0": "search_error",
                        MH + "2": "plan_error:no_plan"}

@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import math
 
 import click
 
+from resolver import escape
 from resolver.errors import FactresError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -16,17 +18,37 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 def library_errors(func):
     """Turn the library's own errors into a clean message and exit status 1; a file system error
     the library did not foresee (a full disk, a folder that became read-only mid-run) becomes
-    one line naming the file too, never a traceback."""
+    one line naming the file too, never a traceback. Messages quote user text (names, lines,
+    paths): it is escaped for the terminal here, once, keeping the message's own line breaks."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
             return func(*args, **kwargs)
         except FactresError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(escape.terminal(str(exc), lines=True)) from None
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
-            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
+            raise click.ClickException(escape.terminal(f"{where}{exc.strerror or exc}",
+                                                       lines=True)) from None
     return wrapper
+
+
+class Seconds(click.ParamType):
+    """A finite number of seconds above 0: "nan", "inf" and 0 are refused at the option, not
+    passed on to fail elsewhere (float("nan") passes any range check)."""
+    name = "seconds"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            number = float(value)
+        else:
+            try:
+                number = float(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(number) or number <= 0:
+            self.fail(f"{value!r} is not a finite number of seconds above 0", param, ctx)
+        return number
 
 
 @contextlib.contextmanager

@@ -4,8 +4,9 @@ from __future__ import annotations
 import click
 import orjson
 
+from resolver import escape
 from resolver.cli.options import collector_paused, library_errors
-from resolver.errors import UnparsedLinesError
+from resolver.errors import UnparsedLinesError, clip
 from resolver.haystack import parse_report
 from resolver.text.facts import UnparsedLine
 
@@ -43,8 +44,10 @@ def parse_command(path: str, strict: bool, as_json: bool, no_cache: bool) -> Non
 
 
 def _text(report: dict) -> str:
+    """The report as text for the terminal: an unparsed line cut to 200 characters (--json has
+    it whole), user text (paths, lines, names) escaped."""
     out = [
-        f"path: {report['path']}",
+        f"path: {escape.terminal(report['path'])}",
         f"context sha256: {report['context_sha256']}",
         f"lines: {report['lines']} (header: {'yes' if report['header'] else 'no'}, "
         f"blank: {report['blank_lines']})",
@@ -52,7 +55,7 @@ def _text(report: dict) -> str:
         f"unparsed lines: {report['unparsed']}",
     ]
     for u in report["unparsed_lines"][:SHOWN]:
-        out.append(f"  line {u['line']}: {u['text']}  ({u['reason']})")
+        out.append(f"  line {u['line']}: {escape.terminal(clip(u['text']))}  ({u['reason']})")
     if report["unparsed"] > SHOWN:
         out.append(f"  ... and {report['unparsed'] - SHOWN} more (--json lists them all)")
     out += [
@@ -64,5 +67,5 @@ def _text(report: dict) -> str:
     ]
     width = max((len(name) for name in report["relations"]), default=0)
     out += [f"  {name:<{width}}  {count:>6}" for name, count in report["relations"].items()]
-    out += [f"note: {note}" for note in report["notes"]]
+    out += [f"note: {escape.terminal(note)}" for note in report["notes"]]
     return "\n".join(out)

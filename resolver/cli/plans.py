@@ -6,7 +6,8 @@ from contextlib import nullcontext
 
 import click
 
-from resolver.cli.options import data_option, library_errors
+from resolver import escape
+from resolver.cli.options import Seconds, data_option, library_errors
 
 
 def _dataset(data: tuple[str, ...]):
@@ -38,7 +39,7 @@ def plans_group() -> None:
               show_default=True, help="Ask the model for relations or for relation families.")
 @click.option("--host", default=None, metavar="URL",
               help="Ollama server. Default: $OLLAMA_HOST, else http://127.0.0.1:11434.")
-@click.option("--timeout", type=click.FloatRange(min=0.001), default=60.0, show_default=True,
+@click.option("--timeout", type=Seconds(), default=60.0, show_default=True,
               metavar="S", help="Seconds to wait for one reply (a cold model load counts).")
 @click.option("--stream", is_flag=True, help="Ask the model to stream its replies.")
 @click.option("--progress/--no-progress", default=None,
@@ -179,8 +180,9 @@ def show_command(set_id: str, qid: str | None) -> None:
     for q, compiled in plan_set.plans.items():
         if qid is not None and q != qid:
             continue
+        # plans name the haystack's entities and a model's notes: escaped for the terminal
         if not compiled.plans:
-            click.echo(f"{q}: no plan ({compiled.reason})")
+            click.echo(escape.terminal(f"{q}: no plan ({compiled.reason})"))
         for plan in compiled.plans:
             extra = f"  [{plan.note}]" if plan.note else ""
-            click.echo(f"{q}: {plan.describe()}  ({plan.compiler}){extra}")
+            click.echo(escape.terminal(f"{q}: {plan.describe()}  ({plan.compiler}){extra}"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 import orjson
 
+from resolver import escape
 from resolver.cli.options import library_errors
 from resolver.errors import InputError
 from resolver.store.provenance import Version
@@ -68,10 +69,13 @@ def _history_text(subject: str, relation: str, versions: tuple[Version, ...]) ->
     if len(heads) > 1:
         head += f", {len(heads) - 1} open alternative(s)"
     rows = [("serial", "line", "status", "value", "evidence")]
+    # names, values and fact lines are the haystack's: escaped for the terminal
     rows += [(str(v.serial), str(v.line), v.status,
-              "(retraction)" if v.tombstone else v.value, v.text) for v in versions]
+              "(retraction)" if v.tombstone else escape.terminal(v.value),
+              escape.terminal(v.text)) for v in versions]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [f"{subject} / {relation}: {len(versions)} version(s), head: {head}"]
+    lines = [f"{escape.terminal(subject)} / {relation}: {len(versions)} version(s), head: "
+             f"{escape.terminal(head)}"]
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[4]
               for r in rows]
     return "\n".join(lines)
@@ -103,6 +107,7 @@ def frontier_command(relation: str | None, data: str | None, as_json: bool) -> N
         click.echo(orjson.dumps(out, option=_JSON).decode())
         return
     lines = ["subject\trelation\tvalue\tstatus\tserial\tline"]
-    lines += [f"{subject}\t{head.key[1]}\t{head.value}\t{head.status}\t{head.serial}\t"
-              f"{head.line}" for subject, head in rows]
+    # a tab or a line break in a name is escaped too: the columns stay the columns
+    lines += [f"{escape.terminal(subject)}\t{head.key[1]}\t{escape.terminal(head.value)}\t"
+              f"{head.status}\t{head.serial}\t{head.line}" for subject, head in rows]
     click.echo("\n".join(lines))

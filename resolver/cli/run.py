@@ -5,7 +5,14 @@ import sys
 
 import click
 
-from resolver.cli.options import collector_paused, data_option, library_errors, results_dir_option
+from resolver import escape
+from resolver.cli.options import (
+    Seconds,
+    collector_paused,
+    data_option,
+    library_errors,
+    results_dir_option,
+)
 from resolver.errors import place
 from resolver.run import protocol, runs, tables
 
@@ -43,7 +50,7 @@ class _Bars:
 @click.option("--repair", metavar="SPEC", help="Repair lane, e.g. ollama:qwen2.5:3b: new plans "
               "for questions whose answer the selector distrusts.")
 @click.option("--host", help="Ollama host for --reader and --repair (default: ollama's).")
-@click.option("--timeout", type=float, default=30.0, show_default=True,
+@click.option("--timeout", type=Seconds(), default=30.0, show_default=True,
               help="Seconds per model call.")
 @click.option("--mode", type=click.Choice(["search", "plain"]), default=None,
               help="search: the relaxed scored path search; plain: execute the plans in order, "
@@ -97,7 +104,7 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
         if bars is not None:
             bars.close()
     click.echo(run.table, nl=False)
-    click.echo(f"\nrun {run.run_id} written to {run.path}/")
+    click.echo(f"\nrun {run.run_id} written to {escape.terminal(str(run.path))}/")
     _report_input(run.meta)
     record = run.meta["protocol"]          # (not the `protocol` module)
     off = record["off_split_sources"]
@@ -134,8 +141,8 @@ def table_command(run, fmt, results_dir) -> None:
 
     Example: factres table dev-6k-4730ec4d --format latex
     """
-    _, metrics = runs.load_run(run, results=results_dir)
-    click.echo(tables.RENDERERS[fmt](metrics["rows"]), nl=False)
+    from resolver.run.reader import read_run
+    click.echo(tables.RENDERERS[fmt](read_run(run, results_dir).metrics["rows"]), nl=False)
 
 
 @click.command("freeze")
@@ -165,16 +172,17 @@ def freeze_command(config, plans, mode, reader, repair) -> None:
 
 
 def _report_input(meta: dict) -> None:
-    """On stderr: input quirks handled, lines that fit no template, plan-set warnings."""
+    """On stderr: input quirks handled, lines that fit no template, plan-set warnings (paths,
+    lines and set names escaped for the terminal)."""
     for note in meta["notes"]:
-        click.echo(f"note: {note}", err=True)
+        click.echo(f"note: {escape.terminal(note)}", err=True)
     unparsed = meta["unparsed"]
     if unparsed["count"]:
         click.echo(f"warning: {unparsed['count']} fact line(s) fit no template and were not "
                    "read (recorded in meta.json; --strict makes this an error); the first:",
                    err=True)
         for u in unparsed["first"]:
-            click.echo(f"  {place(u['path'], u['line'], row=u['row'])}: {u['text']}  "
-                       f"({u['reason']})", err=True)
+            click.echo(escape.terminal(f"  {place(u['path'], u['line'], row=u['row'])}: "
+                                       f"{u['text']}  ({u['reason']})"), err=True)
     for warning in meta["warnings"]:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"warning: {escape.terminal(warning)}", err=True)

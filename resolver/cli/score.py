@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from resolver import escape
 from resolver.cli.options import data_option, library_errors, results_dir_option
 from resolver.run import imported
 from resolver.run.harness_files import FIELDS, FORMATS, parse_field_map
@@ -45,6 +46,7 @@ def score_command(files, data, name, field_pairs, fmt, run_id, results_dir) -> N
                                fields=parse_field_map(field_pairs), fmt=fmt,
                                results=results_dir, run_id=run_id)
     click.echo(run.table, nl=False)
-    click.echo(f"\nrun {run.run_id} written to {run.path}/")
+    click.echo(f"\nrun {run.run_id} written to {escape.terminal(str(run.path))}/")
+    # the findings quote the files: their paths, ids, names and golds
     for line in imported.findings(run.meta):
-        click.echo(line, err=True)
+        click.echo(escape.terminal(line), err=True)

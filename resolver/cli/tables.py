@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from resolver import escape
 from resolver.cli.options import library_errors, results_dir_option
 from resolver.report import paper_tables
 
@@ -28,8 +29,9 @@ def tables_command(runs, fmt, out, names, results_dir, references, plot) -> None
 
     RUN is a run id under the results dir or a folder path; its kind is read from its files
     (meta.json + metrics.json: a score run; nbest.json or ceiling.json: an oracle folder).
-    Without RUN, every such folder under the results dir is read. A table with no input folder
-    is skipped with a note on stderr.
+    Without RUN, every such folder under the results dir is read; one that cannot be read is
+    skipped with a warning on stderr naming it and why (a folder another tool wrote, with a
+    note). A table with no input folder is skipped with a note on stderr.
 
     Example: factres tables dev-6k-search-nbest dev-6k-plain oracle-nbest-dev-6k-search-nbest
     oracle-ceiling-6k
@@ -38,7 +40,9 @@ def tables_command(runs, fmt, out, names, results_dir, references, plot) -> None
     report = paper_tables.make_tables(tuple(runs), results=results_dir, out=out,
                                       formats=formats, names=tuple(names),
                                       references=references, plot=plot)
+    for warning in report.warnings:
+        click.echo(f"warning: {escape.terminal(warning, lines=True)}", err=True)
     for note in report.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(f"note: {escape.terminal(note, lines=True)}", err=True)
     for path in report.written:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {escape.terminal(str(path))}")

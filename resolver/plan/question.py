@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from resolver.errors import InputError
+from resolver.haystack import MAX_QUESTION
 from resolver.plan.asked import asked_type
 from resolver.plan.lexicon import cues
 from resolver.store.fact_store import FactStore, Mention, name_tokens
@@ -111,6 +113,10 @@ def _cue_spans(tokens: tuple[str, ...]) -> tuple[CueSpan, ...]:
 
 
 def read(text: str, store: FactStore) -> Reading:
+    if len(text) > MAX_QUESTION:
+        # every loader refuses such a row (haystack.read_row); this guards library callers
+        raise InputError(f"a question of {len(text)} characters",
+                         expected=f"a question of at most {MAX_QUESTION} characters")
     tokens = name_tokens(text)
     mentions = tuple(store.mentions(text))
     bases = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from resolver import escape
 from resolver.errors import MissingExtraError
 from resolver.report.folders import CEILING, MH_SOURCE, NBEST, source_order
 
@@ -74,7 +75,7 @@ def nbest_figure(folders, path: Path) -> bool:
             ax.plot(ns, [100 * r["success"] / total for r in v["by_n"]], "--s",
                     color=colour, markersize=3, linewidth=1.2)
             label = _short(source) + (f" ({f.data.get('run') or f.name})" if several_runs else "")
-            handles.append(Line2D([], [], color=colour, linewidth=4, label=label))
+            handles.append(Line2D([], [], color=colour, linewidth=4, label=escape.plot(label)))
         # Colour says the source, line style the measure: one legend row above the axes.
         handles += [Line2D([], [], color="0.2", linestyle="-", marker="o", markersize=3,
                            label="plan recall@N"),
@@ -83,7 +84,8 @@ def nbest_figure(folders, path: Path) -> bool:
         (order,) = set_orders if len(set_orders) == 1 else (None,)
         if order:
             ax.set_xticks(range(1, len(order) + 1))
-            ax.set_xticklabels([f"{n}\n{s}" for n, s in enumerate(order, 1)], fontsize=6)
+            ax.set_xticklabels([f"{n}\n{escape.plot(s)}" for n, s in enumerate(order, 1)],
+                               fontsize=6)
             ax.set_xlabel("N: plan sets used, in the order tried")
         else:
             ns_all = sorted({r["n"] for _, _, v in lines for r in v["by_n"]})
@@ -126,7 +128,7 @@ def ceiling_figure(folders, path: Path) -> bool:
                                         for (_, v), mark in zip(groups, marks)],
                          fontsize=6, padding=1)
         ax.set_xticks(range(len(groups)))
-        ax.set_xticklabels([name for name, _ in groups])
+        ax.set_xticklabels([escape.plot(name) for name, _ in groups])
         ax.set_xlabel("multi-hop source")
         ax.set_ylabel("answerable (% of questions)")
         ax.set_ylim(0, 108)

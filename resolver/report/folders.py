@@ -1,21 +1,32 @@
-"""The folders `factres tables` and `--plot` read: score runs (meta.json + metrics.json) and
-the oracle's N-best and ceiling folders (nbest.json, ceiling.json), with the source names they
-carry. Both the paper tables and the figures read folders through here, so neither imports the
-other for it."""
+"""The folders `factres tables` and `--plot` read: score runs (meta.json + metrics.json +
+predictions.jsonl) and the oracle's N-best and ceiling folders (nbest.json, ceiling.json), with
+the source names they carry, all read through the one reader (`resolver.run.reader`). Both the
+paper tables and the figures read folders through here, so neither imports the other for it.
+
+Folders named on the command line must read; with none named, every folder under the results
+folder is read and one that does not is skipped, never blocking the others: a folder whose
+meta.json another tool wrote with a note, a broken one (bad JSON, a wrong shape, files that
+disagree) with a warning naming it and why (`Skipped`)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
-from resolver.errors import InputError
-from resolver.run.result_schema import META_FILE, METRICS_FILE, TABLES_DIR, incomplete, results_root
+from resolver.errors import ForeignFolderError, InputError
+from resolver.run.reader import folder_names, read_oracle, read_run, unknown
+from resolver.run.result_schema import (
+    CEILING_FILE,
+    META_FILE,
+    NBEST_FILE,
+    TABLES_DIR,
+    incomplete,
+    results_root,
+)
 
 DEFAULT_OUT = TABLES_DIR        # the tables' folder under the results folder (never read back)
 SCORE, NBEST, CEILING = "score run", "oracle nbest", "oracle ceiling"
-KIND_FILES = {NBEST: "nbest.json", CEILING: "ceiling.json"}
+KIND_FILES = {NBEST: NBEST_FILE, CEILING: CEILING_FILE}
 FC_SOURCE = re.compile(r"factconsolidation_(sh|mh)_(\d+k)\Z")
 MH_SOURCE = re.compile(r"(?:^|_)mh(?:_|\Z)")
 
@@ -28,6 +39,15 @@ class Folder:
     data: dict                # SCORE: {"meta": ..., "metrics": ...}; else the oracle JSON
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A folder `gather` passed over, and why: `foreign` (another tool's; a note) or not (a
+    folder factres cannot read; a warning)."""
+    name: str
+    reason: str
+    foreign: bool
+
+
 def source_order(source: str) -> tuple[int, str]:
     """Sources by size (6K before 32K), then by name."""
     match = re.search(r"_(\d+)k\Z", source)
@@ -35,20 +55,14 @@ def source_order(source: str) -> tuple[int, str]:
 
 
 def folder_kind(path: Path) -> str | None:
-    """What a folder holds, from its files; None when `factres tables` does not read it."""
-    if (path / META_FILE).is_file() and (path / METRICS_FILE).is_file():
+    """What a folder holds, from its files; None when `factres tables` does not read it. A
+    folder with a meta.json is a score run (its other files are the reader's to check)."""
+    if (path / META_FILE).is_file():
         return SCORE
     for kind, name in KIND_FILES.items():
         if (path / name).is_file():
             return kind
     return None
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc}", path=str(path)) from None
 
 
 def read_folder(path: Path) -> Folder:
@@ -61,16 +75,19 @@ def read_folder(path: Path) -> Folder:
                          expected="a score run (meta.json and metrics.json) or an oracle "
                                   "folder with nbest.json or ceiling.json")
     if kind == SCORE:
-        data = {"meta": _read_json(path / META_FILE), "metrics": _read_json(path / METRICS_FILE)}
+        run = read_run(path)
+        data = {"meta": run.meta, "metrics": run.metrics}
     else:
-        data = _read_json(path / KIND_FILES[kind])
+        data = read_oracle(path, KIND_FILES[kind])
     return Folder(path.name, path, kind, data)
 
 
-def gather(refs: tuple[str, ...], results: str | Path | None = None) -> list[Folder]:
+def gather(refs: tuple[str, ...], results: str | Path | None = None,
+           skipped: list[Skipped] | None = None) -> list[Folder]:
     """The folders named by `refs` (run ids under the results folder, or folder paths), in the
-    order given; with no refs, every folder under the results folder that factres tables reads,
-    by name (hidden folders and the tables folder itself are skipped)."""
+    order given, each of which must read; with no refs, every folder under the results folder
+    that factres tables reads, by name (hidden and unfinished folders and the tables folder
+    itself are left out), a folder that does not read passed over into `skipped`."""
     root = results_root(results)
     if refs:
         folders = []
@@ -79,12 +96,26 @@ def gather(refs: tuple[str, ...], results: str | Path | None = None) -> list[Fol
             if not path.is_dir():
                 path = root / ref
             if not path.is_dir():
-                raise InputError(f"no folder {ref!r}", path=str(path),
-                                 expected="a run id under the results folder or a folder path")
+                raise unknown(ref, root, what="folder", runs_only=False)
             folders.append(read_folder(path))
         return folders
     if not root.is_dir():
         raise InputError("no results folder", path=str(root))
-    paths = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
-                   and p.name != DEFAULT_OUT)
-    return [read_folder(p) for p in paths if folder_kind(p) and not incomplete(p)]
+    folders = []
+    for name in folder_names(root, runs_only=False):
+        path = root / name
+        if folder_kind(path) is None:
+            continue
+        try:
+            folders.append(read_folder(path))
+        except ForeignFolderError as exc:
+            if skipped is not None:
+                skipped.append(Skipped(name, exc.detail, True))
+        except InputError as exc:
+            if skipped is not None:
+                skipped.append(Skipped(name, str(exc), False))
+        except OSError as exc:            # a file that cannot be read (permissions, a folder)
+            if skipped is not None:
+                where = f"{exc.filename}: " if exc.filename else ""
+                skipped.append(Skipped(name, f"{where}{exc.strerror or exc}", False))
+    return folders

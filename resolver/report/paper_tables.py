@@ -5,14 +5,16 @@ ceiling folders (nbest.json, ceiling.json; rendering what oracle wrote, never im
 the references file (`resolver.report.references`). Nothing is typed by hand. Each table is a
 `tables.Table`, rendered to Markdown and LaTeX by the one pair of renderers in `tables`.
 
-- mab-fc: one row per score run (its plan sets, mode, reader and split); EM with its 95%
-  interval at 6K, 32K, 64K and 262K for single-hop and multi-hop, the mean over the sizes the
-  run has (its metrics.json pooled rows), and the run's commit, marked when the tree was dirty or
-  the test run was admitted with --allow-dirty, or its configuration was not frozen. A plan set
-  some of whose plans are lexicon fallbacks (its model calls failed) shows their count. Dev rows,
-  then test rows, then other systems' runs imported by `factres score` (the system's name for
-  plan sets, mode "imported"). Only MemoryAgentBench FactConsolidation sources
-  (`factconsolidation_{sh,mh}_<size>`) fill cells: a run of other data is left out, with a note.
+- mab-fc: one row per score run (its plan sets, mode, reader and the split of its sources:
+  "dev" for 6K, "test" for 32K-262K, "dev+test" for both, as imported runs record it); EM with
+  its 95% interval at 6K, 32K, 64K and 262K for single-hop and multi-hop, the mean over the
+  sizes the run has (its metrics.json pooled rows), and the run's commit, marked when the tree
+  was dirty or the test run was admitted with --allow-dirty, or its configuration was not
+  frozen. A plan set some of whose plans are lexicon fallbacks (its model calls failed) shows
+  their count. Dev rows, then dev+test rows, then test rows, then other systems' runs imported
+  by `factres score` (the system's name for plan sets, mode "imported"). Only MemoryAgentBench
+  FactConsolidation sources (`factconsolidation_{sh,mh}_<size>`) fill cells: a run of other
+  data is left out, with a note.
 - mab-nbest: per oracle N-best folder and multi-hop source, plan recall@N and success@N.
 - mab-ceiling: one column group per size (from every ceiling folder given), rows per data
   family: multi-hop, single-hop and the store (both kinds under one policy); questions, those
@@ -24,8 +26,10 @@ the references file (`resolver.report.references`). Nothing is typed by hand. Ea
   * an entry not checked against the transcription; "—" no figure in the source, "n/r" a size
   or figure the source does not cover, "n/t" not transcribed.
 
-Files are written atomically (a temporary file renamed over the old one): tables are derived,
-so regenerating them replaces the previous ones."""
+Files are written atomically (a temporary file renamed over the old one, with the mode a new file
+gets): tables are derived, so regenerating them replaces the previous ones. Folders are read
+through `folders` (the one reader, `resolver.run.reader`, below it); names are escaped for each
+format by `resolver.escape`."""
 from __future__ import annotations
 
 import os
@@ -35,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from resolver import escape
 from resolver.errors import InputError
 from resolver.report.folders import (
     CEILING,
@@ -44,6 +49,7 @@ from resolver.report.folders import (
     NBEST,
     SCORE,
     Folder,
+    Skipped,
     gather,
     source_order,
 )
@@ -55,9 +61,10 @@ from resolver.report.references import (
     figure_text,
     load_references,
 )
+from resolver.run.protocol import DEV_SIZES, TEST_SIZES
 from resolver.run.result_schema import IMPORTED_KIND, results_root, run_kind
 from resolver.run.run_folder import ensure_writable
-from resolver.run.tables import DASH, Cell, Table, latex_table, markdown_table, pct, tex
+from resolver.run.tables import DASH, Cell, Table, latex_table, markdown_table, pct
 
 TABLES = ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref")
 FORMATS = {"md": (".md", markdown_table), "latex": (".tex", latex_table)}
@@ -75,6 +82,7 @@ NOT_TRANSCRIBED = "n/t"
 class Report:
     written: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)     # what was skipped, and why
+    warnings: list[str] = field(default_factory=list)  # folders that could not be read
 
 
 # ---- mab-fc ---------------------------------------------------------------------------------
@@ -108,6 +116,14 @@ def _run_marks(meta: dict) -> str:
     if meta.get("split") == "test" and not protocol.get("frozen"):
         marks += UNFROZEN
     return marks
+
+
+def sources_split(sizes) -> str:
+    """The split of a run's sources, as an imported run's meta.json records it: "dev" (6K),
+    "test" (32K, 64K, 262K), "other", joined by "+" ("dev+test")."""
+    def split(size: str) -> str:
+        return "dev" if size in DEV_SIZES else "test" if size in TEST_SIZES else "other"
+    return "+".join(sorted({split(size) for size in sizes})) or "?"
 
 
 def fc_cells(metrics: dict) -> tuple[dict[tuple[str, str], dict], dict[str, dict]] | None:
@@ -164,7 +180,9 @@ def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
         return None
     cells, pooled = found
     commit = ((meta.get("git") or {}).get("commit") or "unknown")[:7]
-    split = Cell(meta.get("split") or metrics.get("split") or "?")
+    # the split of the sources the row shows (a dev-mode run over 32K rows is "test" data),
+    # as imported runs record theirs
+    split = Cell(sources_split(size for size, _ in cells))
     name, mode, reader, marks = run_label(folder)
     out = [name, Cell(mode), Cell(reader), split]
     for size in SIZES:
@@ -174,8 +192,15 @@ def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
     return tuple(out)
 
 
+def _group_order(group: str) -> tuple[int, str]:
+    """mab-fc's row groups: dev runs, runs over dev and test sources, test runs, runs of other
+    sizes, then other systems' imported runs."""
+    order = {"dev": 0, "dev+test": 1, "test": 2, IMPORTED: 4}
+    return order.get(group, 3), group
+
+
 def fc_table(folders: list[Folder], notes: list[str]) -> Table | None:
-    groups: dict[str, list[tuple[Cell, ...]]] = {"dev": [], "test": []}
+    groups: dict[str, list[tuple[Cell, ...]]] = {}
     used = []
     for folder in folders:
         row = fc_row(folder)
@@ -215,7 +240,7 @@ def fc_table(folders: list[Folder], notes: list[str]) -> Table | None:
                      + (("mean", 2), ("", 1)))
     return Table("mab-fc", "MemoryAgentBench FactConsolidation: EM (%) per size, one row per "
                  "run", headers, "llll" + "r" * 2 * (len(SIZES) + 1) + "l",
-                 tuple(tuple(rows) for rows in groups.values() if rows), header_groups,
+                 tuple(tuple(groups[g]) for g in sorted(groups, key=_group_order)), header_groups,
                  tuple(foot), tuple(used))
 
 
@@ -581,31 +606,56 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
     return out, notes
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _write_atomic(path: Path, text: str) -> None:
+    """Write `path` through a temporary file renamed over it; the file gets the mode any new
+    file gets (0644 under the usual umask, as run folders' files), not mkstemp's private 0600.
+    A failed write (a full disk) names the file and leaves the old one."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())
             handle.write(text)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
+# The preview's preamble. Names keep their Unicode (escape.latex leaves UTF-8 as it is): under
+# lualatex or xelatex fontspec sets every character its font has; under pdflatex a character no
+# loaded font encoding has (CJK, emoji, ...) prints as "?" instead of stopping the build (the
+# error macro of LaTeX's UTF-8 input is redefined), so any name compiles either way.
+PREVIEW_PREAMBLE = (r"\documentclass{article}", r"\usepackage{iftex}", r"\ifPDFTeX",
+                    r"  \usepackage[T1]{fontenc}", r"  \usepackage[utf8]{inputenc}",
+                    r"  \makeatletter\def\UTFviii@undefined@err#1{?}\makeatother", r"\else",
+                    r"  \usepackage{fontspec}", r"\fi",
+                    r"\usepackage[landscape,margin=1.5cm]{geometry}", r"\usepackage{booktabs}")
+
+
 def preview_document(tables: list[Table]) -> str:
     """A LaTeX document that \\input{}s every table, each in a table float with its caption:
-    compile it to see the tables as a paper shows them. A table wider than the page (mab-ref's
-    many columns) is scaled down to the text width, as a paper would \\resizebox it."""
-    lines = [r"\documentclass{article}", r"\usepackage[T1]{fontenc}",
-             r"\usepackage[landscape,margin=1.5cm]{geometry}", r"\usepackage{booktabs}",
-             r"\usepackage{graphicx}", r"\newsavebox{\factrestable}",
+    compile it (pdflatex, lualatex or xelatex) to see the tables as a paper shows them. A table
+    wider than the page (mab-ref's many columns) is scaled down to the text width, as a paper
+    would \\resizebox it."""
+    lines = ["% compile with pdflatex (a character its fonts lack prints as ?), or lualatex or "
+             "xelatex", *PREVIEW_PREAMBLE, r"\usepackage{graphicx}", r"\newsavebox{\factrestable}",
              r"\newcommand{\fitwidth}[1]{\sbox{\factrestable}{#1}\ifdim\wd\factrestable>"
              r"\linewidth\resizebox{\linewidth}{!}{\usebox{\factrestable}}\else"
-             r"\usebox{\factrestable}\fi}",
-             r"\begin{document}"]
+             r"\usebox{\factrestable}\fi}", r"\begin{document}"]
     for t in tables:
-        lines += [r"\begin{table}[ht]", r"\centering\small", r"\caption{" + tex(t.caption)
-                  + "}", r"\label{tab:" + t.table_id + "}",
+        lines += [r"\begin{table}[ht]", r"\centering\small",
+                  r"\caption{" + escape.latex(t.caption) + "}", r"\label{tab:" + t.table_id + "}",
                   r"\fitwidth{\input{" + t.table_id + ".tex}}", r"\end{table}"]
     lines += [r"\end{document}"]
     return "\n".join(lines) + "\n"
@@ -637,9 +687,12 @@ def make_tables(refs: tuple[str, ...] = (), *, results: str | Path | None = None
     target = Path(out) if out is not None else results_root(results) / DEFAULT_OUT
     # before any folder is read
     ensure_writable(target, "a writable tables folder (--out, else <results dir>/tables)")
-    folders = gather(refs, results)
+    skipped: list[Skipped] = []
+    folders = gather(refs, results, skipped)
     tables, notes = build(folders, names or TABLES, explicit=bool(names), references=references)
-    report = Report(write(tables, target, formats), notes)
+    report = Report(write(tables, target, formats),
+                    [f"skipped {s.name}: {s.reason}" for s in skipped if s.foreign] + notes,
+                    [f"skipped {s.name}: {s.reason}" for s in skipped if not s.foreign])
     if plot:
         from resolver.report.figures import write_figures
         written, plot_notes = write_figures(folders, target)

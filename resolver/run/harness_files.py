@@ -13,20 +13,22 @@ output and generic JSONL, CSV or JSON record lists.
   harness's names (`MAB_FIELDS`), so one field map serves the generic files of a mixed call.
 
 Reading checks the shapes only (every record has an id and a prediction of the right types,
-no id twice in a file); joining records to questions and scoring them is `imported`'s job. A
-byte-order mark and CRLF line endings are read through and noted. The rows' gold is what gets
-scored: a gold inside the file is kept only to be compared."""
+no id twice in a file, no key twice in a JSON record and no column twice in a CSV header, one
+cell per column, a field named by `--field` present in some record); joining records to
+questions and scoring them is `imported`'s job. A byte-order mark and CRLF line endings are
+read through and noted. The rows' gold is what gets scored: a gold inside the file is kept only
+to be compared."""
 from __future__ import annotations
 
 import csv
 import io
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from resolver.errors import InputError
 from resolver.haystack import decode, sha256_bytes
+from resolver.strict_json import is_finite_number, loads
 
 FORMATS = ("mab", "jsonl", "csv", "json")
 # What a field map may name: the question id, the prediction, the file's own gold, the source a
@@ -71,6 +73,8 @@ class HarnessFile:
     dataset_config: dict | None
     reported_score: float | None       # mab: averaged_metrics.substring_exact_match (percent)
     notes: tuple[str, ...]             # byte-order mark, CRLF
+    reported_unusable: str | None = None  # mab: what averaged_metrics has for the score when
+                                          # it is no finite number (Infinity, a string), as JSON
 
 
 def parse_field_map(pairs) -> dict[str, str]:
@@ -90,16 +94,17 @@ def parse_field_map(pairs) -> dict[str, str]:
 
 # ---- formats --------------------------------------------------------------------------------
 # The standard library's parser, not orjson: the harness writes with Python's json, which puts
-# NaN in averaged_metrics when `data` is empty, and orjson refuses NaN.
+# NaN in averaged_metrics when `data` is empty, and orjson refuses NaN. A key given twice in an
+# object is an error either way (strict_json).
 def _json(text: str, path: str, line: int | None = None):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path,
-                         line=line if line is not None else exc.lineno) from None
+    return loads(text, path=path, line=line, allow_nan=True)
 
 
-def _objects_of_jsonl(text: str, path: str) -> list[tuple[str, dict]]:
+# (where, the record, its line when the format has lines): what _record reads
+Located = tuple[str, dict, int | None]
+
+
+def _objects_of_jsonl(text: str, path: str) -> list[Located]:
     out = []
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -108,33 +113,44 @@ def _objects_of_jsonl(text: str, path: str) -> list[tuple[str, dict]]:
         if not isinstance(obj, dict):
             raise InputError("the line is not a JSON object", path=path, line=number,
                              expected="one JSON object per line")
-        out.append((f"line {number}", obj))
+        out.append((f"line {number}", obj, number))
     return out
 
 
-def _objects_of_csv(text: str, path: str) -> list[tuple[str, dict]]:
+def _objects_of_csv(text: str, path: str) -> list[Located]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     if not reader.fieldnames:
         raise InputError("no header line", path=path, line=1,
                          expected="a CSV header naming the columns")
+    names = list(reader.fieldnames)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        # DictReader would keep the last column of a name: the score would depend on the order
+        raise InputError(f"column(s) {', '.join(repr(n) for n in twice)} named twice in the "
+                         "header", path=path, line=1, expected="each column name once")
     out = []
     for row in reader:
         if None in row:            # more cells than the header names
-            raise InputError(f"{len(row[None]) + len(reader.fieldnames)} cells for "
-                             f"{len(reader.fieldnames)} columns", path=path,
-                             line=reader.line_num, expected="one cell per header column")
-        out.append((f"line {reader.line_num}", row))
+            raise InputError(f"{len(row[None]) + len(names)} cells for {len(names)} columns",
+                             path=path, line=reader.line_num,
+                             expected="one cell per header column")
+        if any(value is None for value in row.values()):    # fewer: DictReader fills None
+            cells = sum(1 for value in row.values() if value is not None)
+            raise InputError(f"{cells} cells for {len(names)} columns", path=path,
+                             line=reader.line_num, expected="one cell per header column (an "
+                             "empty cell between commas for an empty value)")
+        out.append((f"line {reader.line_num}", row, reader.line_num))
     return out
 
 
-def _objects_of_list(obj, path: str, where: str) -> list[tuple[str, dict]]:
+def _objects_of_list(obj, path: str, where: str) -> list[Located]:
     if not isinstance(obj, list):
         raise InputError(f"{where} is not a list", path=path, expected="a list of records")
     for i, item in enumerate(obj):
         if not isinstance(item, dict):
             raise InputError(f"record {i + 1} is not an object", path=path,
                              expected="one JSON object per record")
-    return [(f"record {i + 1}", item) for i, item in enumerate(obj)]
+    return [(f"record {i + 1}", item, None) for i, item in enumerate(obj)]
 
 
 def detect_format(path: str, text: str) -> str:
@@ -168,11 +184,12 @@ def _text(value, path: str, where: str, name: str) -> str:
     return value
 
 
-def _gold(value, path: str, where: str, name: str, fmt: str) -> tuple[str, ...] | None:
+def _gold(value, path: str, where: str, name: str, fmt: str, line: int | None = None
+          ) -> tuple[str, ...] | None:
     if value is None:
         return None
     if fmt == "csv" and isinstance(value, str) and value.lstrip().startswith("["):
-        value = _json(value, path)      # a CSV cell may hold a JSON list of answers
+        value = _json(value, path, line)      # a CSV cell may hold a JSON list of answers
     if isinstance(value, str):          # resumed harness runs store one plain string
         return (value,)
     if isinstance(value, list) and all(isinstance(a, str) for a in value):
@@ -206,15 +223,28 @@ def _resolve_fields(fmt: str, given: dict[str, str], first: dict | None, path: s
     if first is not None:
         for field in REQUIRED:
             if field not in fields:
+                # quoted: a header name with a stray space must be seen to have it
                 raise InputError(f"no {field} field: the first record has "
-                                 f"{', '.join(sorted(first)) or 'no fields'}", path=path,
+                                 f"{', '.join(repr(k) for k in sorted(first)) or 'no fields'}",
+                                 path=path,
                                  expected=f"one of {', '.join(GENERIC_CANDIDATES[field])}, or "
                                           f"--field {field}=NAME")
     return fields
 
 
-def _record(number: int, where: str, obj: dict, fields: dict[str, str], path: str, fmt: str
-            ) -> Record:
+def _check_given(given: dict[str, str], objects: list[Located], path: str) -> None:
+    """A field named with --field must be a key of some record: a misspelt key (em=corect)
+    would otherwise read as a file without that field."""
+    for field, key in sorted(given.items()):
+        if objects and not any(key in obj for _, obj, _ in objects):
+            first = objects[0][1]
+            raise InputError(f"--field {field}={key}: no record has {key!r} (the first record "
+                             f"has {', '.join(repr(k) for k in sorted(first)) or 'no fields'})",
+                             path=path, expected="a key the records have")
+
+
+def _record(number: int, where: str, obj: dict, fields: dict[str, str], path: str, fmt: str,
+            line: int | None = None) -> Record:
     for field in REQUIRED:
         if fields[field] not in obj:
             raise _fail(path, where, f"no {fields[field]!r} ({field})",
@@ -222,7 +252,7 @@ def _record(number: int, where: str, obj: dict, fields: dict[str, str], path: st
     qid = obj[fields["id"]]
     if not isinstance(qid, str) or not qid.strip():
         raise _fail(path, where, f"{fields['id']!r} is {qid!r}", "a question id string")
-    gold = _gold(obj.get(fields["gold"]), path, where, fields["gold"], fmt) \
+    gold = _gold(obj.get(fields["gold"]), path, where, fields["gold"], fmt, line) \
         if "gold" in fields else None
     source = obj.get(fields["source"]) if "source" in fields else None
     if source is not None and not isinstance(source, str):
@@ -234,13 +264,15 @@ def _record(number: int, where: str, obj: dict, fields: dict[str, str], path: st
                   gold, source or None, reported)
 
 
-def _reported_score(averaged, path: str) -> float | None:
-    if not isinstance(averaged, dict):
-        return None
-    value = averaged.get(REPORTED_METRIC)
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return None if math.isnan(value) else float(value)
+def _reported_score(averaged) -> tuple[float | None, str | None]:
+    """(the file's own score, what stands there instead when it is no finite number: its JSON,
+    e.g. "Infinity" or '"85%"', recorded and never compared)."""
+    if not isinstance(averaged, dict) or averaged.get(REPORTED_METRIC) is None:
+        return None, None
+    value = averaged[REPORTED_METRIC]
+    if is_finite_number(value):
+        return float(value), None
+    return None, json.dumps(value)
 
 
 def read_file(path: str | Path, fields: dict[str, str] | None = None, fmt: str | None = None
@@ -256,7 +288,7 @@ def read_file(path: str | Path, fields: dict[str, str] | None = None, fmt: str |
     fmt = fmt or detect_format(path, text)
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}", path=path, expected=", ".join(FORMATS))
-    source = agent = dataset_config = reported = None
+    source = agent = dataset_config = reported = unusable = None
     detected = fmt_given is None
     if fmt == "jsonl":
         objects = _objects_of_jsonl(text, path)
@@ -284,12 +316,17 @@ def read_file(path: str | Path, fields: dict[str, str] | None = None, fmt: str |
             dataset_config = top.get("dataset_config") \
                 if isinstance(top.get("dataset_config"), dict) else None
             source = (dataset_config or {}).get("sub_dataset") or None
-            reported = _reported_score(top.get("averaged_metrics"), path)
+            if source is not None and not isinstance(source, str):
+                raise InputError(f"dataset_config.sub_dataset is {json.dumps(source)[:80]}",
+                                 path=path, expected="the source's name, a string")
+            reported, unusable = _reported_score(top.get("averaged_metrics"))
     resolved = _resolve_fields(fmt, dict(fields or {}), objects[0][1] if objects else None,
                                path)
+    if fmt != "mab":
+        _check_given(dict(fields or {}), objects, path)
     records, seen = [], {}
-    for number, (where, obj) in enumerate(objects, start=1):
-        record = _record(number, where, obj, resolved, path, fmt)
+    for number, (where, obj, line) in enumerate(objects, start=1):
+        record = _record(number, where, obj, resolved, path, fmt, line)
         if record.qid in seen:
             raise _fail(path, where, f"question {record.qid!r} again (first at "
                         f"{seen[record.qid]})", "one record per question")
@@ -299,4 +336,5 @@ def read_file(path: str | Path, fields: dict[str, str] | None = None, fmt: str |
         raise InputError("no records", path=path,
                          expected="one record per question with an id and a prediction")
     return HarnessFile(path, sha256_bytes(data), fmt, resolved, records,
-                       str(source) if source else None, agent, dataset_config, reported, notes)
+                       str(source) if source else None, agent, dataset_config, reported, notes,
+                       unusable)

@@ -24,13 +24,14 @@ traces.jsonl (there is no resolver trace)."""
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from resolver import __version__
-from resolver.errors import InputError, place
+from resolver.errors import InputError, first_few, place
 from resolver.haystack import Dataset, Gold, Question, bundled_path, load, sha256_bytes
 from resolver.run import run_folder, scoring
 from resolver.run.harness_files import HarnessFile, Record, read_file
@@ -111,13 +112,15 @@ def join(files: list[HarnessFile], dataset: Dataset) -> Joined:
         covered |= mine
         sources_of[hf.path] = sorted(mine | ({hf.source} if hf.source else set()))
     if unknown:
+        # the count and the first few: a file of a million unknown ids is one short line
         raise InputError(f"{len(unknown)} record id(s) match no question of the rows: "
-                         f"{'; '.join(unknown)}", path=files[0].path if len(files) == 1 else None,
+                         f"{first_few(unknown, sep='; ')}",
+                         path=files[0].path if len(files) == 1 else None,
                          expected=f"ids of questions in {_rows_hint(dataset)}")
     if foreign:
         raise InputError(f"{len(foreign)} record(s) of another source than the file says: "
-                         f"{'; '.join(foreign)}", expected="each file's records to be "
-                         "questions of the source it names")
+                         f"{first_few(foreign, sep='; ')}", expected="each file's records to "
+                         "be questions of the source it names")
     if not covered:
         raise InputError("the files name no source and have no records",
                          path=files[0].path, expected="at least one record, or a harness "
@@ -129,11 +132,24 @@ def join(files: list[HarnessFile], dataset: Dataset) -> Joined:
 def system_name(files: list[HarnessFile], name: str | None) -> tuple[str, str]:
     """(the system's name, where it came from): --name, else the harness files' agent name,
     else the first file's name."""
-    if name:
+    if name is not None:
+        if not name.strip():
+            raise InputError(f"--name {name!r} is empty", expected="the system's name, or no "
+                             "--name to take the files' agent_config.agent_name")
         return name, "--name"
-    agents = sorted({str(hf.agent_config.get("agent_name") or hf.agent_config.get("model"))
-                     for hf in files if hf.agent_config and
-                     (hf.agent_config.get("agent_name") or hf.agent_config.get("model"))})
+    agents = set()
+    for hf in files:
+        config = hf.agent_config or {}
+        key = "agent_name" if config.get("agent_name") else "model"
+        agent = config.get(key)
+        if not agent:
+            continue
+        if not isinstance(agent, str):
+            # never a Python repr as a system's name
+            raise InputError(f"agent_config.{key} is {json.dumps(agent)[:80]}", path=hf.path,
+                             expected="the system's name as a string, or --name SYSTEM")
+        agents.add(agent)
+    agents = sorted(agents)
     if len(agents) > 1:
         raise InputError(f"the files name {len(agents)} systems ({', '.join(agents)}); an "
                          "imported run is one system", expected="--name SYSTEM, or one "
@@ -161,7 +177,7 @@ def _file_check(hf: HarnessFile, em_of: dict[str, int], gold_differs: set[str]) 
     ems = [em_of[r.qid] for r in hf.records]
     factres = 100 * sum(ems) / len(ems) if ems else None
     reported, reported_from = hf.reported_score, None
-    if reported is not None:
+    if reported is not None or hf.reported_unusable is not None:
         reported_from = "averaged_metrics.substring_exact_match"
     elif "em" in hf.fields and ems and all(r.reported_em is not None for r in hf.records):
         reported = 100 * sum(r.reported_em for r in hf.records) / len(ems)
@@ -178,6 +194,7 @@ def _file_check(hf: HarnessFile, em_of: dict[str, int], gold_differs: set[str]) 
             "source": hf.source, "records": len(hf.records), "agent_config": hf.agent_config,
             "dataset_config": hf.dataset_config, "notes": list(hf.notes),
             "reported_score": reported, "reported_from": reported_from,
+            "reported_unusable": hf.reported_unusable,
             "factres_score": factres, "agrees": agrees, "differing": differing}
 
 
@@ -305,9 +322,13 @@ def _score_text(value: float) -> str:
 _NUMBERED = re.compile(r"(.*_no)(\d+)\Z")
 
 
-def id_list(qids: list[str]) -> str:
+ID_RUNS_SHOWN = 20     # runs of ids a message names; the rest are counted
+
+
+def id_list(qids: list[str], limit: int = ID_RUNS_SHOWN) -> str:
     """Question ids for a message, runs of numbered ids of one source shortened:
-    "factconsolidation_sh_6k_no40-no99, factconsolidation_mh_6k_no3"."""
+    "factconsolidation_sh_6k_no40-no99, factconsolidation_mh_6k_no3"; past `limit` runs, the
+    ids left are counted ("... and 340 more")."""
     runs: list[list] = []          # [prefix, first, last] or [qid, None, None]
     for qid in qids:
         match = _NUMBERED.match(qid)
@@ -317,14 +338,17 @@ def id_list(qids: list[str]) -> str:
             runs.append([match[1], int(match[2]), int(match[2])])
         else:
             runs.append([qid, None, None])
-    out = []
-    for head, first, last in runs:
+    out, shown = [], 0
+    for head, first, last in runs[:limit]:
         if first is None:
             out.append(head)
+            shown += 1
         else:
             tail = f"-no{last}" if last != first else ""
             out.append(f"{head}{first}{tail}")
-    return ", ".join(out)
+            shown += last - first + 1
+    more = f" and {len(qids) - shown} more" if len(runs) > limit else ""
+    return ", ".join(out) + more
 
 
 def findings(meta: dict) -> list[str]:
@@ -342,6 +366,10 @@ def findings(meta: dict) -> list[str]:
                      f"{first['text']}")
     for f in meta["files"]:
         lines += [f"note: {f['path']}: {n}" for n in f["notes"]]
+        if f.get("reported_unusable") is not None:
+            lines.append(f"warning: {f['path']}: reports {f['reported_from']} as "
+                         f"{f['reported_unusable']}, which is no score: recorded in meta.json, "
+                         "not compared")
         if f["agrees"] is None:
             continue
         said = (f"{f['path']}: reports {_score_text(f['reported_score'])} "

@@ -1,5 +1,5 @@
 """A run folder on disk, `<results>/<run-id>/`: its id, claimed before any work, written into a
-temporary folder and renamed into place, and read back.
+temporary folder and renamed into place. (Reading one back is `reader`'s.)
 
 - The results folder is checked for writing before a run does any work.
 - A run id is claimed atomically by creating `<results>/.tmp-<run-id>/` (mkdir either creates
@@ -8,7 +8,10 @@ temporary folder and renamed into place, and read back.
 - The temporary folder holds a marker, `.incomplete` (who writes it: pid, host, start time).
   Every reader refuses a folder that has the marker or a `.tmp-` name, so a run killed before
   or at its final rename never passes for a result. Such folders are removed by a later run
-  once they are older than a day and their process is gone.
+  once they are older than a day and their process is gone (or, without a marker, unknown:
+  a full disk can stop the marker being written).
+- Oracle folders are claimed and written the same way (`reserve`, `finish`: oracle/report.py).
+- A file that cannot be written (a full disk) is an OSError naming it (`write_file`).
 """
 from __future__ import annotations
 
@@ -38,8 +41,6 @@ from resolver.run.result_schema import (
     TRACES_FILE,
     dumps,
     dumps_lines,
-    incomplete,
-    results_root,
 )
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
@@ -104,7 +105,11 @@ def _owner(tmp: Path) -> dict:
 
 
 def _alive(owner: dict) -> bool:
-    """Whether the owner process may still run (a process on another host may)."""
+    """Whether the owner process may still run (a process on another host may). A folder
+    whose owner is unknown (no marker, no pid in its name: the marker could not be written)
+    counts as abandoned; it is only ever removed once it is older than a day."""
+    if not owner:
+        return False
     pid = owner.get("pid")
     if not isinstance(pid, int) or owner.get("host", socket.gethostname()) != \
             socket.gethostname():
@@ -135,20 +140,50 @@ def clean_stale(root: Path, now: float | None = None) -> list[Path]:
     return removed
 
 
-def _reserve(root: Path, run_id: str) -> Path | None:
-    tmp = root / f"{TMP_PREFIX}{run_id}"
+def write_file(path: Path, data: bytes | str) -> None:
+    """Write a file; an OSError without a file name (a full disk reports ENOSPC on the write,
+    not the open) is raised again naming `path`."""
+    try:
+        with open(path, "wb") as out:
+            out.write(data.encode("utf-8") if isinstance(data, str) else data)
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
+
+
+def reserve(root: Path, name: str) -> Path | None:
+    """Claim `<root>/<name>` by creating `<root>/.tmp-<name>/` (mkdir is atomic) with the
+    marker naming this process; None when another process holds the claim or the folder
+    exists. A claim whose marker cannot be written is given up again."""
+    tmp = root / f"{TMP_PREFIX}{name}"
     try:
         tmp.mkdir()
     except FileExistsError:
         return None
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    (tmp / INCOMPLETE_MARKER).write_bytes(dumps({"pid": os.getpid(),
-                                                 "host": socket.gethostname(),
-                                                 "started_utc": started}))
-    if (root / run_id).exists():      # finished by another run since we looked
+    try:
+        write_file(tmp / INCOMPLETE_MARKER, dumps({"pid": os.getpid(),
+                                                   "host": socket.gethostname(),
+                                                   "started_utc": started}))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if (root / name).exists():      # finished by another process since we looked
         shutil.rmtree(tmp, ignore_errors=True)
         return None
     return tmp
+
+
+def finish(tmp: Path, final: Path, what: str) -> None:
+    """Take the marker off a claimed folder and rename it into place; `what` names the folder
+    in the error if `final` appeared meanwhile (os.rename would silently replace an empty
+    folder of that name)."""
+    (tmp / INCOMPLETE_MARKER).unlink()
+    if final.exists():
+        raise RunExistsError(f"{what} appeared in {final.parent}/ while this one was being "
+                             "written; nothing was overwritten")
+    os.rename(tmp, final)
 
 
 def claim(root: Path, run_id: str | None = None, base: str | None = None) -> Claim:
@@ -158,7 +193,7 @@ def claim(root: Path, run_id: str | None = None, base: str | None = None) -> Cla
     clean_stale(root)
     if run_id is not None:
         check_run_id(root, run_id)
-        tmp = _reserve(root, run_id)
+        tmp = reserve(root, run_id)
         if tmp is None:
             owner = _owner(root / f"{TMP_PREFIX}{run_id}")
             state = "is writing it" if _alive(owner) else "is gone; remove that folder"
@@ -169,7 +204,7 @@ def claim(root: Path, run_id: str | None = None, base: str | None = None) -> Cla
     candidate, n = base, 1
     while True:
         if not (root / candidate).exists():
-            tmp = _reserve(root, candidate)
+            tmp = reserve(root, candidate)
             if tmp is not None:
                 return Claim(root, candidate, tmp)
         n += 1
@@ -182,36 +217,14 @@ def write_run(claimed: Claim, meta: dict, rows: list[dict], traces: list[dict],
     the marker off, then a rename into place. On any failure nothing is left behind."""
     tmp, final = claimed.tmp, claimed.root / claimed.run_id
     try:
-        (tmp / META_FILE).write_bytes(dumps(meta))
-        (tmp / PREDICTIONS_FILE).write_bytes(dumps_lines(rows))
-        (tmp / TRACES_FILE).write_bytes(dumps_lines(traces))
-        (tmp / TABLE_MD_FILE).write_text(tables.markdown(metrics["rows"]), encoding="utf-8")
-        (tmp / TABLE_TEX_FILE).write_text(tables.latex(metrics["rows"]), encoding="utf-8")
-        (tmp / METRICS_FILE).write_bytes(dumps(metrics))
-        (tmp / INCOMPLETE_MARKER).unlink()
-        # os.rename would silently replace an empty folder of that name: check first.
-        if final.exists():
-            raise RunExistsError(f"run {claimed.run_id!r} appeared in {claimed.root}/ while "
-                                 "this run was working; nothing was overwritten")
-        os.rename(tmp, final)
+        write_file(tmp / META_FILE, dumps(meta))
+        write_file(tmp / PREDICTIONS_FILE, dumps_lines(rows))
+        write_file(tmp / TRACES_FILE, dumps_lines(traces))
+        write_file(tmp / TABLE_MD_FILE, tables.markdown(metrics["rows"]))
+        write_file(tmp / TABLE_TEX_FILE, tables.latex(metrics["rows"]))
+        write_file(tmp / METRICS_FILE, dumps(metrics))
+        finish(tmp, final, f"run {claimed.run_id!r}")
     except BaseException:
         claimed.release()
         raise
     return final
-
-
-def load_run(run: str | Path, results: str | Path | None = None) -> tuple[dict, dict]:
-    """(meta, metrics) of a finished run, by id (under the results root) or folder path."""
-    path = Path(run)
-    if not (path / METRICS_FILE).is_file():
-        path = results_root(results) / str(run)
-    if not path.is_dir():
-        raise InputError(f"no run {str(run)!r}", path=str(path),
-                         expected="a run id under the results folder or a run folder")
-    reason = incomplete(path)
-    if reason:
-        raise InputError(reason, path=str(path), expected="a finished run folder")
-    if not (path / METRICS_FILE).is_file():
-        raise InputError(f"run folder has no {METRICS_FILE}", path=str(path))
-    meta = orjson.loads((path / META_FILE).read_bytes()) if (path / META_FILE).is_file() else {}
-    return meta, orjson.loads((path / METRICS_FILE).read_bytes())

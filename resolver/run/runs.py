@@ -33,7 +33,7 @@ from resolver.run.identity import (
 )
 from resolver.run.protocol import LIVE_PREFIX, admit, live_set_name, off_split_sources
 from resolver.run.result_schema import META_SCHEMA, METRICS_SCHEMA, dumps, dumps_lines, results_root
-from resolver.run.run_folder import RUN_ID, check_run_id, load_run, write_run
+from resolver.run.run_folder import RUN_ID, check_run_id, write_run
 from resolver.search.confidence import ABSTAINED, abstention, below, rank
 from resolver.search.resolve import Prediction, resolve_dataset, resolve_question
 from resolver.text.grammar import grammar_sha256
@@ -41,7 +41,7 @@ from resolver.text.grammar import grammar_sha256
 SPLITS = ("dev", "test")
 FALLBACK_NOTE = "fallback:"    # the note of a plan a model planner did not make (compile_ollama)
 UNPARSED_SHOWN = 5             # unparsed lines named in meta.json and on stderr
-__all__ = ["RUN_ID", "Run", "check_run_id", "execute", "load_run", "write_run"]
+__all__ = ["RUN_ID", "Run", "check_run_id", "execute", "write_run"]
 
 # progress(label, total) is called at the start of each stage and returns advance(n).
 Progress = Callable[[str, int], Callable[[int], None]]

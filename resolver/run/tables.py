@@ -13,7 +13,9 @@ Percentages have one decimal; an unscored run shows "unscored", a missing figure
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
+from resolver import escape
 from resolver.run.result_schema import MetricsRow
 
 DASH = "—"
@@ -67,13 +69,10 @@ class Table:
 _MD_ALIGN = {"l": "---", "r": "--:", "c": ":-:"}
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _md_cell(cell: Cell) -> str:
-    text = cell.text + cell.mark
-    return _md(f"{text} {cell.detail}" if cell.detail else text)
+    # the cell's text is data (a name, a figure); its mark and interval are factres's own
+    text = escape.markdown(cell.text) + cell.mark
+    return f"{text} {cell.detail}" if cell.detail else text
 
 
 def _md_headers(table: Table) -> list[str]:
@@ -87,50 +86,43 @@ def _md_headers(table: Table) -> list[str]:
     return out
 
 
-def _comments(table: Table) -> list[str]:
-    """The comment lines both renderings open with: table id and caption, source folders."""
+def _comments(table: Table, esc: Callable[[str], str]) -> list[str]:
+    """The comment lines both renderings open with: table id and caption, source folders (their
+    names escaped by `esc`: a folder name must not end the comment)."""
     if not (table.comment and (table.caption or table.sources)):
         return []
-    out = [f"{table.table_id}: {table.caption}" if table.caption else table.table_id]
+    out = [f"{table.table_id}: {esc(table.caption)}" if table.caption else table.table_id]
     if table.sources:
-        out.append(f"built by factres tables from: {', '.join(table.sources)}")
+        out.append(f"built by factres tables from: {', '.join(esc(s) for s in table.sources)}")
     return out
 
 
 def markdown_table(table: Table) -> str:
     """A GitHub Markdown table; notes follow it, one paragraph each."""
-    lines = [f"<!-- {text} -->" for text in _comments(table)]
-    lines.append("| " + " | ".join(_md(h) for h in _md_headers(table)) + " |")
+    lines = [f"<!-- {text} -->" for text in _comments(table, escape.markdown)]
+    lines.append("| " + " | ".join(escape.markdown(h) for h in _md_headers(table)) + " |")
     lines.append("|" + "|".join(_MD_ALIGN[a] for a in table.align) + "|")
     lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in table.rows]
     for note in table.notes:
-        lines += ["", _md(note)]
+        # factres's own sentences (their marks are meant), on one line each
+        lines += ["", escape.visible(note)]
     return "\n".join(lines) + "\n"
 
 
 # ---- LaTeX ----------------------------------------------------------------------------------
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}", DASH: "---", "–": "--",
-                  "†": r"\textsuperscript{\dag}", "‡": r"\textsuperscript{\ddag}",
-                  "§": r"\textsuperscript{\S}"}
 _MARKS = {"†": r"\dag", "‡": r"\ddag", "§": r"\S"}
 
 
-def tex(text: str) -> str:
-    """`text` with LaTeX's special characters escaped (text mode)."""
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
-
-
 def _tex_cell(cell: Cell, align: str) -> str:
-    text = tex(cell.text)
+    text = escape.latex(cell.text)
     if cell.mark:
-        text += r"\textsuperscript{" + "".join(_MARKS.get(m, tex(m)) for m in cell.mark) + "}"
+        text += (r"\textsuperscript{" + "".join(_MARKS.get(m, escape.latex(m)) for m in cell.mark)
+                 + "}")
     if cell.detail:
         # A nested tabular stacks the interval under the figure: narrower columns at paper
         # width, and no package beyond booktabs.
         text = (r"\begin{tabular}[t]{@{}" + align + r"@{}}" + text + r"\\{\scriptsize "
-                + tex(cell.detail) + r"}\end{tabular}")
+                + escape.latex(cell.detail) + r"}\end{tabular}")
     return text
 
 
@@ -138,15 +130,16 @@ def _tex_note(note: str) -> str:
     """A footnote; a leading mark ("* ...", "† ...") is set as a superscript, as in the cells."""
     mark, _, rest = note.partition(" ")
     if mark and rest and all(m in _MARKS or m == "*" for m in mark):
-        return r"\textsuperscript{" + "".join(_MARKS.get(m, m) for m in mark) + "} " + tex(rest)
-    return tex(note)
+        return (r"\textsuperscript{" + "".join(_MARKS.get(m, m) for m in mark) + "} "
+                + escape.latex(rest))
+    return escape.latex(note)
 
 
 def latex_table(table: Table) -> str:
     """A booktabs `tabular` for `\\input{}`: \\midrule between row groups, notes as final
     \\multicolumn rows in \\footnotesize."""
     width = len(table.headers)
-    out = [f"% {text}" for text in _comments(table)]
+    out = [f"% {text}" for text in _comments(table, escape.latex_comment)]
     if out:
         out.append(r"% needs \usepackage{booktabs}")
     out += [r"\begin{tabular}{" + table.align + "}", r"\toprule"]
@@ -156,12 +149,12 @@ def latex_table(table: Table) -> str:
             if not label:
                 cells += [""] * span
             else:
-                cells.append(r"\multicolumn{" + str(span) + "}{c}{" + tex(label) + "}")
+                cells.append(r"\multicolumn{" + str(span) + "}{c}{" + escape.latex(label) + "}")
                 rules.append(r"\cmidrule(lr){" + f"{start}-{start + span - 1}" + "}")
             start += span
         out.append(" & ".join(cells) + r" \\")
         out.append(" ".join(rules))
-    out.append(" & ".join(tex(h) for h in table.headers) + r" \\")
+    out.append(" & ".join(escape.latex(h) for h in table.headers) + r" \\")
     out.append(r"\midrule")
     started = False
     for group in table.groups:
@@ -169,7 +162,10 @@ def latex_table(table: Table) -> str:
             out.append(r"\midrule")
         started = started or bool(group)
         for row in group:
-            out.append(" & ".join(_tex_cell(c, a) for c, a in zip(row, table.align)) + r" \\")
+            line = " & ".join(_tex_cell(c, a) for c, a in zip(row, table.align))
+            # `\\` and the rules before a row look past spaces and the line break for an
+            # optional [<length>]: a row opening with "[" (a name) must not be read as one
+            out.append(("{}" if line.lstrip().startswith("[") else "") + line + r" \\")
     out.append(r"\bottomrule")
     for note in table.notes:
         # A zero-width box: a note longer than the table must not stretch its last column.

@@ -138,11 +138,17 @@ def _write(file: Path, key: str, result: ParseResult) -> str | None:
     }
     folder = file.parent
     try:
+        data = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError as exc:
+        # (facts.MAX_SERIAL keeps every serial writable; this is the last guard of the promise
+        # that a cache that cannot be written costs speed, never the answer)
+        return f"parse cache not written ({exc}); parsed without it"
+    try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{file.stem[:16]}-", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS))
+                out.write(data)
             # Readers see the old file or the whole new one, never half of it.
             os.replace(tmp, file)
         except BaseException:

@@ -13,6 +13,7 @@ cache needs these records, not the parser, and importing Lark is a sizeable part
 command's start-up."""
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -29,6 +30,16 @@ HEADER = "Here is a list of facts:"
 BOM = "\ufeff"
 NOTE_BOM = "byte-order mark removed"
 NOTE_CRLF = "CRLF line endings read as LF"
+# The largest serial factres takes: the largest signed 64-bit integer, which every writer of its
+# results (orjson, numpy, CP-SAT) holds exactly. A serial above it is refused at parse time,
+# naming the line, rather than failing later in the parse cache or the run's output.
+MAX_SERIAL = 2**63 - 1
+# What a line may hold that prints as nothing or acts on a terminal: C0/C1 control characters
+# (NUL, BEL, ESC: ANSI sequences), U+2028/U+2029 and the bidirectional controls (tab excepted:
+# templates are matched on spaces, and a tab is visible as space). Such a line is read as
+# written and noted; output escapes it (resolver.escape).
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f"
+                     "\u202a-\u202e\u2066-\u2069]")
 # What the OBJECT terminal carries after the object itself: the final full stop is cut
 # separately, after these, so an object's own dots survive ("Apple Inc." in "Apple Inc..").
 _LINE_END = " \t\r\n"
@@ -120,7 +131,8 @@ def _facts_of(tree) -> list[Fact]:
 
 
 def normalise(text: str, notes: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]]:
-    """Drop a leading byte-order mark and read CRLF as LF; notes say what was handled."""
+    """Drop a leading byte-order mark and read CRLF as LF; notes say what was handled, and
+    which lines hold control characters (read as written, escaped on output)."""
     found = list(notes)
     if text.startswith(BOM):
         text = text[1:]
@@ -130,7 +142,26 @@ def normalise(text: str, notes: tuple[str, ...] = ()) -> tuple[str, tuple[str, .
         text = text.replace("\r\n", "\n")
         if NOTE_CRLF not in found:
             found.append(NOTE_CRLF)
+    hidden = control_note(text)
+    if hidden and hidden not in found:
+        found.append(hidden)
     return text, tuple(found)
+
+
+def control_note(text: str) -> str | None:
+    """The note for a text whose lines hold control characters (`_HIDDEN`), naming how many
+    lines and the first; None when there are none."""
+    first = _HIDDEN.search(text)
+    if first is None:
+        return None
+    lines, line, at = set(), 1, 0
+    for match in _HIDDEN.finditer(text):           # counted as it goes: linear in the text
+        line += text.count("\n", at, match.start())
+        at = match.start()
+        lines.add(line)
+    return (f"{len(lines)} line(s) hold control characters (NUL, BEL, ANSI escapes, U+2028, "
+            f"...; the first: line {min(lines)}, U+{ord(first[0]):04X}): read as written, "
+            "shown escaped")
 
 
 def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (),
@@ -173,7 +204,9 @@ def parse_line(raw: str, fast: bool = True) -> Fact:
     with _lock:
         builder.lines, builder.line_offset = [raw], 0
         try:
-            return _facts_of(parser.parse(raw, start="line"))[0]
+            fact = _facts_of(parser.parse(raw, start="line"))[0]
+            _check_serials([fact], None)
+            return fact
         except UnexpectedInput as exc:
             raise InputError(_reason(raw, exc), line=1, context=raw,
                              expected="a fact line in one of the MQuAKE templates") from None
@@ -277,6 +310,10 @@ def _check_serials(facts: list[Fact], path: str | None) -> None:
     seen: dict[int, Fact] = {}
     previous: Fact | None = None
     for fact in facts:
+        if fact.serial > MAX_SERIAL:
+            raise InputError(f"serial {fact.serial} is too large", path=path, line=fact.line,
+                             context=fact.text, expected=f"a serial of at most {MAX_SERIAL} "
+                             "(2^63 - 1)")
         if fact.serial in seen:
             first = seen[fact.serial]
             raise InputError(f"duplicate serial {fact.serial}: also on line {first.line}",

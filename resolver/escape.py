@@ -1,0 +1,104 @@
+"""User text escaped once, at the writer, for each output format: the terminal, Markdown and
+LaTeX.
+
+User text is anything factres did not write itself: entity names and fact lines from a
+haystack, questions, predictions, system and folder names, paths. Every writer that puts such
+text into an output passes it through the one function of its format, once, at the place it
+writes; the text is never stored escaped.
+
+- `terminal`: control characters (C0 and C1, DEL, NUL, BEL, ESC and so every ANSI sequence),
+  the Unicode line and paragraph separators (U+2028, U+2029) and the bidirectional controls
+  are shown as visible escapes (`\\x07`, `\\x1b`, `\\u2028`, `\\n`), so a name can neither
+  ring the bell, recolour the terminal, reorder a line nor break one.
+- `markdown`: a GitHub table cell or an HTML comment: the same visible escapes, then the
+  backslash, `|` (a cell boundary), `<` and `>` (HTML, so `-->` cannot close a comment),
+  `*`, `` ` `` and `~` (emphasis, code, strike) and factres's own table marks `§ † ‡` (shown
+  as `\\§`, so a name holding one is never read as the mark).
+- `latex`: text mode for pdflatex, lualatex or xelatex: the visible escapes (a control
+  character would stop TeX, a line break inside a `%` comment would make the next line live
+  LaTeX), every special character (`\\ & % $ # _ { } ~ ^`), the marks `§ † ‡` as escaped text
+  (not as factres's superscript marks) and the dashes factres writes; everything else stays
+  UTF-8. (A row of a tabular that opens with `[` is the table writer's to guard:
+  `tables.latex_table`.)
+  `latex_comment` is for text inside a `%` comment, where only line breaks and control
+  characters matter.
+- `plot`: a matplotlib label (`factres tables --plot`): the visible escapes, and `$` escaped
+  (two would start mathtext, one unbalanced stops the drawing).
+
+Only the visible escapes are shared; nothing here knows about tables or runs, so every stage
+may import it."""
+from __future__ import annotations
+
+import re
+
+# What a terminal, a Markdown file or TeX would act on instead of showing: C0 and C1 control
+# characters (NUL, BEL, ESC, DEL, ...), the line and paragraph separators, the bidirectional
+# marks, embeddings, overrides and isolates.
+HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e"
+                    "\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _code(ch: str) -> str:
+    if ch in _NAMED:
+        return _NAMED[ch]
+    point = ord(ch)
+    return f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}"
+
+
+def visible(text: str) -> str:
+    """`text` with every hidden character (`HIDDEN`) as a Python-style escape: "\\x07",
+    "\\u2028", "\\n". A backslash of the text itself is kept as it is."""
+    if HIDDEN.search(text) is None:
+        return text
+    return HIDDEN.sub(lambda m: _code(m[0]), text)
+
+
+def terminal(text: str, *, lines: bool = False) -> str:
+    """`text` safe to print: every hidden character visible. With `lines`, the line breaks of
+    a message factres composed of several lines are kept (each line is escaped on its own)."""
+    if lines:
+        return "\n".join(visible(line) for line in str(text).split("\n"))
+    return visible(str(text))
+
+
+# ---- Markdown -------------------------------------------------------------------------------
+# factres's own marks in its tables (paper_tables: †, ‡, §): a user's copy is shown escaped.
+MARKS = "§†‡"
+_MARKDOWN = {"\\": "\\\\", "|": "\\|", "<": "&lt;", ">": "&gt;", "*": "\\*",
+             "`": "\\`", "~": "\\~", **{m: "\\" + m for m in MARKS}}
+_MARKDOWN_SPECIAL = re.compile("[" + re.escape("".join(_MARKDOWN)) + "]")
+
+
+def markdown(text: str) -> str:
+    """`text` for a GitHub Markdown table cell or an HTML comment (see the module docstring)."""
+    text = visible(str(text))
+    return _MARKDOWN_SPECIAL.sub(lambda m: _MARKDOWN[m[0]], text)
+
+
+# ---- LaTeX ----------------------------------------------------------------------------------
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+          "^": r"\textasciicircum{}", "—": "---", "–": "--",
+          # factres's marks are superscripts it adds itself (tables.latex_table); the same
+          # characters in a name are set as escaped text, as Markdown shows them
+          "§": r"\textbackslash{}\S{}", "†": r"\textbackslash{}\dag{}",
+          "‡": r"\textbackslash{}\ddag{}"}
+_LATEX_SPECIAL = re.compile("[" + re.escape("".join(_LATEX)) + "]")
+
+
+def latex(text: str) -> str:
+    """`text` for LaTeX text mode (see the module docstring)."""
+    text = visible(str(text))
+    return _LATEX_SPECIAL.sub(lambda m: _LATEX[m[0]], text)
+
+
+def plot(text: str) -> str:
+    """`text` for a matplotlib label (see the module docstring)."""
+    return visible(str(text)).replace("$", r"\$")
+
+
+def latex_comment(text: str) -> str:
+    """`text` for the rest of a `%` comment line: only what could end the line (a line break,
+    U+2028) or stop TeX (a control character) is changed, to its visible escape."""
+    return visible(str(text))

@@ -1,0 +1,420 @@
+"""The one reader of run folders (`<results>/<run-id>/`) and of the oracle folders `factres tables`
+reads (`oracle-nbest-*/nbest.json`, `oracle-ceiling-*/ceiling.json`). Every command that reads
+them asks here; none reads their JSON itself.
+
+    run = read_run("dev-6k-search-nbest-2", results_dir)    # a run id or a folder path
+    run.meta, run.metrics        # validated meta.json and metrics.json (plain dicts)
+    run.predictions              # predictions.jsonl rows, in file order (validated)
+    run.traces                   # qid -> traces.jsonl row, read when first asked for
+    run.kind                     # "resolver" or "imported" (result_schema.run_kind)
+    run.name, run.run_id         # the folder's name; the id meta.json records
+    dataset, gold = run.load_data()    # the data it ran on, sha256-checked
+
+What it checks, each failure one `InputError` naming the file, the line (JSONL) and the field:
+
+- Shapes: every file against `result_schema` (strict types, unknown keys kept); a key given
+  twice in one JSON object (`strict_json`); a meta.json of another tool (`schema` not
+  factres's) is a `ForeignFolderError`.
+- Consistency: meta.json, metrics.json and predictions.jsonl agree (run id, split, question
+  count and answered count of meta.json `counts`, the questions per source of the metrics rows,
+  scored or not); question ids are unique; traces.jsonl (when asked for) has one row per
+  question, in the same order, with the same question and answer; an imported run's is empty.
+- Data: `load_data` re-reads the files meta.json names and checks each against its recorded
+  sha256; a file changed in place is refused naming both hashes unless a copy with the
+  recorded sha256 is found where `locate_data` looks (the checkout the folder sits in, the
+  bundled data).
+
+Gold is read only by `load_data`, for the analyses (oracle/) and later readers that score.
+May import the stages below `run` (it rebuilds search candidates from traces) and `run`'s own
+schema; nothing above. The loader and the search records are imported where they are used:
+`factres table` and `factres tables` need neither."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from resolver.errors import FEW, ForeignFolderError, InputError, first_few
+from resolver.run import result_schema as schema
+from resolver.run.result_schema import (
+    CEILING_FILE,
+    IMPORTED_KIND,
+    IMPORTED_META_SCHEMA,
+    META_FILE,
+    META_SCHEMA,
+    METRICS_FILE,
+    METRICS_SCHEMA,
+    NBEST_FILE,
+    PREDICTIONS_FILE,
+    RUN_SCHEMAS,
+    TABLES_DIR,
+    TRACES_FILE,
+    incomplete,
+    results_root,
+    run_kind,
+)
+from resolver.strict_json import loads
+
+if TYPE_CHECKING:
+    from resolver.haystack import Dataset, Gold
+    from resolver.search.candidates import Candidate, Hop
+
+SEARCH_SET = "search"      # candidates the search enumerated without a plan set
+LOOKUP = ("a run id under the results folder (--results-dir, $FACTRES_RESULTS or ./results) "
+          "or a run folder path")
+
+
+# ---- files ------------------------------------------------------------------------------------
+def read_json(path: Path, shape) -> Any:
+    """One JSON file, validated against `shape`."""
+    if not path.is_file():
+        raise InputError(f"no {path.name}", path=str(path.parent),
+                         expected=f"a finished folder with {path.name}")
+    value = loads(path.read_bytes(), path=str(path))
+    schema.check(shape, value, path=str(path))
+    return value
+
+
+def read_jsonl(path: Path, shape) -> list[Any]:
+    """The rows of a JSONL file (blank lines skipped), each validated against `shape`."""
+    if not path.is_file():
+        raise InputError(f"no {path.name}", path=str(path.parent),
+                         expected=f"a finished folder with {path.name}")
+    rows, lines = [], []
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        if raw.strip():
+            rows.append(loads(raw, path=str(path), line=number, what="one JSON object per line"))
+            lines.append(number)
+    schema.check(list[shape], rows, path=str(path), lines=lines)
+    return rows
+
+
+# ---- finding a folder -------------------------------------------------------------------------
+def folder_names(root: Path, *, runs_only: bool = True) -> list[str]:
+    """The finished folders under `root`, by name: run folders (with a meta.json), or with
+    `runs_only=False` every folder (oracle folders too). Hidden, unfinished and the tables
+    folder are left out."""
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir()
+                  if p.is_dir() and not p.name.startswith(".") and p.name != TABLES_DIR
+                  and not incomplete(p) and (not runs_only or (p / META_FILE).is_file()))
+
+
+def unknown(ref: str, root: Path, what: str = "run", runs_only: bool = True) -> InputError:
+    """The error for a name that is neither a folder nor a folder under `root`: it names the
+    folders there (the first few and the count)."""
+    names = folder_names(root, runs_only=runs_only)
+    plural = "s" if len(names) != 1 else ""
+    there = (f"{len(names)} {what}{plural} there: {first_few(names, FEW)}" if names
+             else f"no {what}s there")
+    expected = LOOKUP if what == "run" else (
+        f"a {what} under the results folder (--results-dir, $FACTRES_RESULTS or ./results) or "
+        "a folder path")
+    return InputError(f"no {what} {ref!r} in {root}/ ({there})", expected=expected)
+
+
+def find_run(ref: str | Path, results_dir: str | Path | None = None) -> Path:
+    """The folder of a run given as a folder path or as a run id under the results folder
+    (`results_dir`, else $FACTRES_RESULTS, else ./results). An unfinished folder is refused; an
+    unknown id names the runs there."""
+    path = Path(ref)
+    if not path.is_dir():
+        if len(path.parts) > 1:          # a path, not an id: nothing to look up
+            raise InputError(f"no run folder {str(ref)!r}", expected=LOOKUP)
+        root = results_root(results_dir)
+        path = root / str(ref)
+        if not path.is_dir():
+            raise unknown(str(ref), root)
+    reason = incomplete(path)
+    if reason:
+        raise InputError(reason, path=str(path), expected="a finished run folder")
+    if not (path / META_FILE).is_file():
+        raise InputError(f"not a run folder: no {META_FILE}", path=str(path), expected=LOOKUP)
+    return path
+
+
+# ---- a run folder -------------------------------------------------------------------------------
+@dataclass
+class RunFolder:
+    """A finished run folder, validated. `traces` and `load_data` read more when asked."""
+    path: Path
+    meta: dict                         # MetaJson or ImportedMetaJson
+    metrics: dict                      # MetricsJson
+    predictions: list[dict]            # PredictionRow or ImportedPredictionRow, file order
+    _data: tuple[Dataset, Gold] | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        """The folder's name: what a copied folder is called, whatever meta.json says."""
+        return self.path.name
+
+    @property
+    def run_id(self) -> str:
+        return self.meta["run_id"]
+
+    @property
+    def kind(self) -> str:
+        return run_kind(self.meta)
+
+    @property
+    def scored(self) -> bool:
+        return bool(self.metrics["scored"])
+
+    @cached_property
+    def traces(self) -> dict[str, dict]:
+        """qid -> traces.jsonl row (TraceRow). An imported run has none ({}); a resolver run's
+        must have one per question, in the predictions' order."""
+        return read_traces(self)
+
+    @property
+    def plan_sets(self) -> list[str]:
+        """The run's plan sets in the order the resolver tried them (meta.json), then any other
+        set named by a candidate (the search's own enumeration last)."""
+        sets = [r["set_id"] for r in self.meta.get("plan_sets", [])]
+        named = [c.get("plan_set") or SEARCH_SET for t in self.traces.values()
+                 for c in t["candidates"]]
+        extra = sorted(set(named) - set(sets) - {SEARCH_SET})
+        search = [SEARCH_SET] if SEARCH_SET in named and SEARCH_SET not in sets else []
+        return sets + extra + search
+
+    def load_data(self) -> tuple[Dataset, Gold]:
+        """The dataset and gold book the run was made from: every file meta.json names, found
+        by `locate_data` with its recorded sha256; every question of the run must be in it,
+        with the same text."""
+        if self._data is None:
+            self._data = load_run_data(self)
+        return self._data
+
+
+def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
+             traces: bool = False) -> RunFolder:
+    """A finished run folder, by id or path, with meta.json, metrics.json and predictions.jsonl
+    validated and checked against each other (with `traces`, traces.jsonl too)."""
+    path = find_run(ref, results_dir)
+    meta = _read_meta(path)
+    imported = run_kind(meta) == IMPORTED_KIND
+    metrics = read_json(path / METRICS_FILE, schema.MetricsJson)
+    rows = read_jsonl(path / PREDICTIONS_FILE,
+                      schema.ImportedPredictionRow if imported else schema.PredictionRow)
+    run = RunFolder(path, meta, metrics, rows)
+    _check_consistency(run)
+    if traces:
+        run.traces
+    return run
+
+
+def _read_meta(path: Path) -> dict:
+    file = path / META_FILE
+    meta = loads(file.read_bytes(), path=str(file))
+    if isinstance(meta, dict) and meta.get("schema") not in RUN_SCHEMAS:
+        found = meta.get("schema")
+        raise ForeignFolderError(
+            "not a factres run: meta.json's schema is " + (repr(found) if found is not None
+                                                           else "missing"),
+            path=str(file), expected=f"schema {META_SCHEMA!r} or {IMPORTED_META_SCHEMA!r}")
+    imported = isinstance(meta, dict) and meta.get("schema") == IMPORTED_META_SCHEMA
+    schema.check(schema.ImportedMetaJson if imported else schema.MetaJson, meta, path=str(file))
+    if imported != (meta.get("kind") == IMPORTED_KIND):
+        raise InputError(f"schema {meta['schema']!r} with kind {meta.get('kind')!r}",
+                         path=str(file), expected=f"kind {IMPORTED_KIND!r} exactly with schema "
+                                                  f"{IMPORTED_META_SCHEMA!r}")
+    return meta
+
+
+def _disagree(path: Path, message: str, expected: str) -> InputError:
+    return InputError(f"the run's files disagree: {message}", path=str(path), expected=expected)
+
+
+def _check_consistency(run: RunFolder) -> None:
+    """meta.json, metrics.json and predictions.jsonl describe the same questions."""
+    meta, metrics, rows, path = run.meta, run.metrics, run.predictions, run.path
+    if metrics["schema"] != METRICS_SCHEMA:
+        raise InputError(f"metrics.json's schema is {metrics['schema']!r}",
+                         path=str(path / METRICS_FILE), expected=repr(METRICS_SCHEMA))
+    for name in ("run_id", "split"):
+        if metrics[name] != meta[name]:
+            raise _disagree(path, f"metrics.json says {name} {metrics[name]!r}, meta.json "
+                            f"{meta[name]!r}", "the files of one run")
+    seen: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        if row["qid"] in seen:
+            raise InputError(f"question {row['qid']!r} twice (also row {seen[row['qid']] + 1})",
+                             path=str(path / PREDICTIONS_FILE), expected="one row per question")
+        seen[row["qid"]] = i
+    counts = meta["counts"]
+    if counts["questions"] != len(rows):
+        raise _disagree(path, f"predictions.jsonl has {len(rows)} rows, meta.json counts "
+                        f"{counts['questions']} questions", "one prediction per question "
+                        "(a cut or padded predictions.jsonl?)")
+    answered = sum(1 for r in rows if r["prediction"])
+    if counts["answered"] != answered:
+        raise _disagree(path, f"predictions.jsonl answers {answered} questions, meta.json "
+                        f"counts {counts['answered']}", "the predictions the run wrote")
+    per_source: dict[str, int] = {}
+    for row in rows:
+        per_source[row["source"]] = per_source.get(row["source"], 0) + 1
+    in_metrics = {r["source"]: r["n"] for r in metrics["rows"] if not r["pooled"]}
+    if in_metrics != per_source:
+        differ = sorted(set(in_metrics) | set(per_source),
+                        key=lambda s: (s not in in_metrics, s))
+        shown = [f"{s}: {in_metrics.get(s, 0)} in metrics.json, {per_source.get(s, 0)} in "
+                 "predictions.jsonl" for s in differ if in_metrics.get(s) != per_source.get(s)]
+        raise _disagree(path, "questions per source: " + first_few(shown, 3, "; "),
+                        "metrics rows counting the rows of predictions.jsonl")
+    scored = metrics["scored"]
+    for i, row in enumerate(rows):
+        if (row["em"] is None) == scored:
+            raise InputError(f"question {row['qid']!r} has em {row['em']!r} in a run that is "
+                             f"{'scored' if scored else 'unscored'}",
+                             path=str(path / PREDICTIONS_FILE), line=i + 1,
+                             expected="0 or 1 in a scored run, null in an unscored one")
+    if run.kind != IMPORTED_KIND and meta["reader"] == "none":
+        for i, row in enumerate(rows):
+            if row["prediction"] != row["resolver_answer"]:
+                raise _disagree(path / PREDICTIONS_FILE,
+                                f"line {i + 1}: question {row['qid']!r} has prediction "
+                                f"{row['prediction']!r} but resolver_answer "
+                                f"{row['resolver_answer']!r} in a run without a reader",
+                                "the resolver's answer as the prediction")
+
+
+def read_traces(run: RunFolder) -> dict[str, dict]:
+    """traces.jsonl of a run, validated, one row per question in the predictions' order."""
+    file = run.path / TRACES_FILE
+    if not file.is_file():
+        raise InputError(f"the run has no {TRACES_FILE} (deleted?)", path=str(run.path),
+                         expected=f"the {TRACES_FILE} the run wrote, one row per question")
+    rows = read_jsonl(file, schema.TraceRow)
+    if run.kind == IMPORTED_KIND:
+        if rows:
+            raise InputError(f"an imported run with {len(rows)} trace rows", path=str(file),
+                             expected="an empty traces.jsonl (nothing was resolved)")
+        return {}
+    qids = [r["qid"] for r in run.predictions]
+    if not rows and qids:
+        raise InputError(f"{TRACES_FILE} is empty: none of the run's {len(qids)} questions has "
+                         "a trace (emptied?)", path=str(file),
+                         expected="one trace row per question")
+    if len(rows) != len(qids):
+        have = {r["qid"] for r in rows}
+        lost = [q for q in qids if q not in have]
+        raise InputError(f"{TRACES_FILE} has {len(rows)} rows for the run's {len(qids)} "
+                         "questions" + (f" (no trace for {first_few(lost)})" if lost else ""),
+                         path=str(file), expected="one trace row per question (cut short?)")
+    by_qid = {}
+    for number, (trace, row) in enumerate(zip(rows, run.predictions), start=1):
+        if trace["qid"] != row["qid"]:
+            raise _disagree(file, f"row {number} is the trace of {trace['qid']!r}, "
+                            f"predictions.jsonl row {number} is {row['qid']!r}",
+                            "traces in the predictions' order")
+        for name, other in (("question", "question"), ("answer", "resolver_answer")):
+            if trace[name] != row[other]:
+                raise _disagree(file, f"the trace of {row['qid']!r} has {name} "
+                                f"{trace[name]!r}, predictions.jsonl {row[other]!r}",
+                                "the trace of the prediction (edited?)")
+        by_qid[trace["qid"]] = trace
+    return by_qid
+
+
+# ---- the run's data -------------------------------------------------------------------------
+def locate_data(name: str, meta: dict, run_path: Path) -> str:
+    """The data file a run names, checked against the sha256 meta.json records for it. A run
+    records the path it was given (absolute for the bundled default, so a run made in another
+    checkout names that checkout). Tried in order: the path as recorded; a relative path from
+    the checkout the run folder sits in (results/<run>/ -> ..); the bundled file of the same
+    name. The first with the recorded sha256 is taken; a file at the recorded path whose
+    content changed is an error naming both hashes when no copy matches."""
+    from resolver.haystack import bundled_path
+    want = meta["data_sha256"].get(name)
+    if want is None:
+        raise InputError(f"meta.json records no sha256 for its data file {name}",
+                         path=str(run_path / META_FILE),
+                         expected="data_sha256 naming every file of data")
+    candidates = [Path(name)]
+    if not Path(name).is_absolute():
+        candidates.append(run_path.resolve().parent.parent / name)
+    candidates.append(bundled_path(Path(name).name))
+    tried, changed = [], []
+    for candidate in candidates:
+        if str(candidate) in tried:
+            continue
+        tried.append(str(candidate))
+        if candidate.is_file():
+            got = hashlib.sha256(candidate.read_bytes()).hexdigest()
+            if got == want:
+                return str(candidate)
+            changed.append((candidate, got))
+    if changed and str(changed[0][0]) == name:
+        raise InputError(f"the run's data file {name} has changed since the run: its sha256 "
+                         f"is {changed[0][1]}, the run recorded {want}; no copy with the "
+                         f"recorded sha256 found (tried {', '.join(tried)})",
+                         path=str(run_path / META_FILE),
+                         expected="the data the run was made from")
+    raise InputError(f"the run's data file {name} is gone (tried {', '.join(tried)}"
+                     + (f"; {', '.join(f'{c} has sha256 {g}' for c, g in changed)}"
+                        if changed else "") + ")",
+                     path=str(run_path / META_FILE),
+                     expected="the data file it names, or a copy with the sha256 meta.json "
+                              f"records for it ({want})")
+
+
+def load_run_data(run: RunFolder) -> tuple[Dataset, Gold]:
+    # the loader, and the store it builds, only for the commands that re-read the data
+    from resolver.haystack import load
+    paths = run.meta["data"]
+    if not paths:
+        raise InputError("meta.json names no data files", path=str(run.path / META_FILE),
+                         expected='a "data" list of haystack paths')
+    dataset, gold = load([locate_data(p, run.meta, run.path) for p in paths])
+    questions = {q.qid: q for q in dataset.questions}
+    for row in run.predictions:
+        question = questions.get(row["qid"])
+        if question is None:
+            raise InputError(f"question {row['qid']!r} of the run is not in its data "
+                             f"({', '.join(dataset.paths)})", path=str(run.path / META_FILE),
+                             expected="the data the run was made from")
+        if question.text != row["question"]:
+            raise InputError(f"question {row['qid']!r} reads {question.text!r} in the data but "
+                             f"{row['question']!r} in predictions.jsonl",
+                             path=str(run.path / PREDICTIONS_FILE),
+                             expected="the questions the run answered")
+    return dataset, gold
+
+
+# ---- traces back into search records --------------------------------------------------------
+def hop_of(obj: dict) -> Hop:
+    """A validated trace hop (HopJson) as the search's `Hop`."""
+    from resolver.search.candidates import Hop
+    return Hop(obj["subject"], obj["relation"], obj["object"], obj["serial"], obj["line"],
+               obj["text"], obj["version"], obj["reverse"],
+               tuple((p[0], p[1]) for p in obj["passed_over"]), obj.get("status", ""))
+
+
+def candidate_of(obj: dict) -> Candidate:
+    """A validated trace candidate (CandidateJson) as the search's `Candidate`."""
+    from resolver.plan.plans import Plan
+    from resolver.search.candidates import Candidate
+    plan = Plan.from_json(obj["plan"]) if obj["plan"] else None
+    return Candidate(plan, obj["plan_set"] or SEARCH_SET, tuple(hop_of(h) for h in obj["hops"]),
+                     obj["answer"], float(obj["score"]),
+                     tuple((str(k), float(v)) for k, v in obj["terms"]), obj["complete"])
+
+
+# ---- oracle folders -------------------------------------------------------------------------
+ORACLE_FILES = {NBEST_FILE: schema.NbestJson, CEILING_FILE: schema.CeilingJson}
+
+
+def read_oracle(path: Path, file_name: str) -> dict:
+    """An oracle folder's `<command>.json` (NBEST_FILE or CEILING_FILE), validated."""
+    reason = incomplete(path)
+    if reason:
+        raise InputError(reason, path=str(path), expected="a finished oracle folder")
+    payload = read_json(path / file_name, ORACLE_FILES[file_name])
+    command = file_name.removesuffix(".json")
+    if payload["command"] != command:
+        raise InputError(f"{file_name} of command {payload['command']!r}",
+                         path=str(path / file_name), expected=f"command {command!r}")
+    return payload

@@ -1,0 +1,145 @@
+"""JSON read strictly: a key given twice in one object is an error, never "the last one wins".
+
+orjson (and the standard library's `json` by default) keep the last value of a repeated key
+without a word, so a record with two `em` fields, or a row with two `answers`, would be read as
+whichever came last. Every reader of a JSON file whose content decides a result (run and
+oracle folders, data rows, other systems' prediction files) goes through `loads`: the values
+are orjson's (its strict UTF-8 and number rules), and the standard library's parser, with an
+`object_pairs_hook` that only counts keys, checks every object for a repeated key. When one is
+found, the object is located by its path ("data[3]") for the message.
+
+Harness files are written by Python's `json`, which puts NaN where a mean has no records:
+`allow_nan` reads NaN and the infinities as floats (orjson refuses them), through the standard
+library alone.
+
+Nothing here knows about runs or rows, so every stage may import it."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import orjson
+
+from resolver.errors import InputError
+
+EXPECTED_ONCE = "each key of a JSON object once"
+
+
+class _Twice(dict):
+    """An object that had a key more than once (`repeated` names it)."""
+    repeated = ""
+
+
+def _count_only(pairs: list[tuple[str, Any]]) -> None:
+    if len({k for k, _ in pairs}) != len(pairs):
+        raise _Repeated()
+    return None
+
+
+class _Repeated(Exception):
+    pass
+
+
+def _mark(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    twice = _Twice(obj)
+    twice.repeated = next(k for k, _ in pairs if k in seen or seen.add(k))
+    return twice
+
+
+def _find(value: Any, path: str = "") -> tuple[str, str] | None:
+    """(path, key) of the first object, in document order, that had a key twice."""
+    if isinstance(value, _Twice):
+        return path, value.repeated
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _find(item, f"{path}.{key}" if path else key)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _find(item, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def repeated_key(text: str | bytes) -> tuple[str, str] | None:
+    """(where, key) of the first object of a valid JSON document that has a key twice ("" for
+    the top level), else None."""
+    try:
+        json.loads(text, object_pairs_hook=_count_only)
+        return None
+    except _Repeated:
+        pass
+    return _find(json.loads(text, object_pairs_hook=_mark)) or ("", "?")
+
+
+def _refuse_repeated(text: str | bytes, path: str | None, line: int | None) -> None:
+    found = repeated_key(text)
+    if found is not None:
+        where, key = found
+        inside = f"in {where}" if where else "in the top-level object"
+        raise InputError(f"key {key!r} given twice {inside}", path=path, line=line,
+                         expected=EXPECTED_ONCE)
+
+
+_SURROGATE = re.compile(rb"\\u[dD][89abAB]|\\u[dD][c-fC-F]")
+
+
+def _no_lone_surrogates(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_no_lone_surrogates(k) and _no_lone_surrogates(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_no_lone_surrogates(v) for v in value)
+    return True
+
+
+def loads(data: str | bytes, *, path: str | None = None, line: int | None = None,
+          allow_nan: bool = False, what: str = "JSON") -> Any:
+    """The value of one JSON document; InputError naming `path` (and `line`, for one line of a
+    JSONL file) when it is not valid JSON or an object has a key twice. `what` says what the
+    document should have been, for the message."""
+    if allow_nan:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        try:
+            value = json.loads(text, object_pairs_hook=_mark)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path,
+                             line=line if line is not None else exc.lineno,
+                             expected=what) from None
+        found = _find(value)
+        if found is not None:
+            where, key = found
+            inside = f"in {where}" if where else "in the top-level object"
+            raise InputError(f"key {key!r} given twice {inside}", path=path, line=line,
+                             expected=EXPECTED_ONCE)
+        raw = text.encode("utf-8", "surrogatepass")
+        if _SURROGATE.search(raw) and not _no_lone_surrogates(value):
+            raise InputError("a string holds a lone UTF-16 surrogate escape", path=path,
+                             line=line, expected="text that is valid Unicode")
+        return value
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc}", path=path, line=line,
+                         expected=what) from None
+    _refuse_repeated(data, path, line)
+    return value
+
+
+def is_finite_number(value: Any) -> bool:
+    """A JSON number that is neither a boolean, NaN nor an infinity."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))

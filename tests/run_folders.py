@@ -1,0 +1,89 @@
+"""Hand-made run folders that the reader (`resolver.run.reader`) accepts: every file of a run,
+complete and consistent, from a few rows. Tests that need a run of a shape the resolver would
+not produce (a given winner, a reader that replaced a right answer) write it with
+`write_run_folder`; tests of the reader's refusals then break one file."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from resolver.haystack import load, sha256_bytes
+from resolver.run.result_schema import META_SCHEMA, METRICS_SCHEMA, dumps, dumps_lines
+
+
+def _metrics_rows(rows: list[dict], reader: str, scored: bool) -> list[dict]:
+    out = []
+    for source in dict.fromkeys(r["source"] for r in rows):
+        mine = [r for r in rows if r["source"] == source]
+        kind = "mh" if "_mh_" in source else "sh" if "_sh_" in source else "unknown"
+        size = source.rsplit("_", 1)[-1] if kind != "unknown" else "unknown"
+        out.append({"label": source, "source": source, "kind": kind, "size": size,
+                    "sizes": [size], "pooled": False, "reader": reader, "n": len(mine),
+                    "em": sum(r["em"] for r in mine) / len(mine) if scored else None,
+                    "ci": None, "answered": sum(1 for r in mine if r["prediction"]) / len(mine),
+                    "stale_rate": None, "stale": None, "stale_eligible": None})
+    return out
+
+
+def trace_of(row: dict, candidates: list[dict], plan_sets) -> dict:
+    """The traces.jsonl row of a prediction row; the first candidate is the winner."""
+    return {"qid": row["qid"], "question": row["question"], "source": row["source"],
+            "answer": row["resolver_answer"], "reason": row["reason"],
+            "winner": candidates[0] if candidates else None, "candidates": candidates,
+            "plans_tried": len(candidates), "plan_sets": list(plan_sets), "suspicious": "",
+            "reader": None, "repair": None}
+
+
+def write_run_folder(folder: Path, data: list[str], cases: dict, *,
+                     plan_sets=("live:rules", "live:lexicon"), reader: str = "none",
+                     split: str = "dev") -> Path:
+    """A resolver run folder over the rows of `data`. `cases`: qid -> (prediction, em,
+    [candidates]) or (prediction, em, [candidates], resolver_answer); the question, source and
+    gold come from the data."""
+    dataset, gold = load(data, use_cache=False)
+    questions = {q.qid: q for q in dataset.questions}
+    scored = split == "dev"
+    rows, traces = [], []
+    for qid, case in cases.items():
+        prediction, em, candidates = case[:3]
+        resolver_answer = case[3] if len(case) > 3 else prediction
+        q = questions[qid]
+        row = {"qid": qid, "source": q.source, "question": q.text, "prediction": prediction,
+               "resolver_answer": resolver_answer,
+               "gold": list(gold[qid]) if scored else None, "em": em if scored else None,
+               "plan": candidates[0]["plan"] if candidates else None,
+               "plan_set": candidates[0]["plan_set"] if candidates else None,
+               "reader": reader, "reason": "" if candidates else "no path"}
+        rows.append(row)
+        traces.append(trace_of(row, candidates, plan_sets))
+    run_id = folder.name
+    meta = {"schema": META_SCHEMA, "run_id": run_id, "created_utc": "2026-01-01T00:00:00+00:00",
+            "config_sha256": "0" * 64, "config_identity": {},
+            "config": {"mode": "search", "plans": list(plan_sets), "split": split},
+            "data": [str(p) for p in data],
+            "data_sha256": {str(p): sha256_bytes(Path(p).read_bytes()) for p in data},
+            "split": split, "grammar_sha256": "", "lexicon_sha256": {},
+            "plan_sets": [{"set_id": s, "source": "live", "planner": None, "model": None,
+                           "level": None, "manifest_sha256": None, "compiler_sha256": None,
+                           "plans_sha256": "", "questions_with_plans": 0} for s in plan_sets],
+            "reader": reader, "repair": "none", "lanes": {"reader": None, "repair": None},
+            "counts": {"questions": len(rows),
+                       "answered": sum(1 for r in rows if r["prediction"])},
+            "versions": {}, "git": {"commit": None, "dirty": None}}
+    metrics = {"schema": METRICS_SCHEMA, "run_id": run_id, "split": split, "scored": scored,
+               "reader": reader, "bootstrap": {}, "rows": _metrics_rows(rows, reader, scored)}
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_bytes(dumps(meta))
+    (folder / "predictions.jsonl").write_bytes(dumps_lines(rows))
+    (folder / "traces.jsonl").write_bytes(dumps_lines(traces))
+    (folder / "metrics.json").write_bytes(dumps(metrics))
+    return folder
+
+
+def rewrite_lines(path: Path, change) -> None:
+    """Apply `change(rows)` (in place, or returning a new list of rows) to a JSONL file."""
+    rows = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    result = change(rows)
+    rows = result if isinstance(result, list) else rows
+    path.write_bytes(dumps_lines(rows))
