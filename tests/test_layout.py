@@ -20,7 +20,7 @@ PACKAGES = ("resolver", "oracle")
 # sits between the store it builds and the plans that read its questions.
 STAGES = ("resolver", "resolver.errors", "resolver.text", "resolver.store", "resolver.haystack",
           "resolver.plan", "resolver.models", "resolver.search", "resolver.memory", "resolver.run",
-          "resolver.report", "resolver.cli")
+          "resolver.report", "resolver.serve", "resolver.cli")
 TOP_LEVEL_LIMIT = 6
 
 

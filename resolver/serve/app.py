@@ -1,0 +1,219 @@
+"""The server: `create_app(config)` is the Starlette app, `serve(config)` runs it on uvicorn (what
+`factres serve` calls), `serving(config)` runs it on a loopback port in a thread for as long as
+a `with` block lasts (tests and benchmarks).
+
+Routes: `POST /v1/chat/completions` (the answer, or its server-sent events), `GET /v1/models`
+and `GET /v1/models/{name}` (the names accepted, factres's version, plan sets and mode, the
+cache's state). Every refusal is OpenAI's error object (api_errors.py) with its status; a fault
+of the server's own is a 500 of the same shape, logged, and the server keeps serving. Never a
+traceback to the client.
+
+The work of a request (reading the JSON, splitting, hashing, building or finding the memory,
+the query) runs in a worker thread, so the event loop keeps reading other requests while a new
+conversation's memory is built. The body is read with its limit checked as it arrives (a
+declared Content-Length over it is refused before reading)."""
+from __future__ import annotations
+
+import contextlib
+import hmac
+import logging
+import threading
+import time
+from typing import Iterator
+
+from resolver.errors import InputError, MissingExtraError
+from resolver.serve.api_errors import (ApiError, bad_request, body_too_large, internal,
+                                       method_not_allowed, missing_key, model_not_found,
+                                       unknown_url, wrong_key)
+from resolver.serve.cache import MemoryCache, estimate_bytes
+from resolver.serve.config import ServeConfig
+from resolver.serve.conversation import remember, split
+from resolver.serve.reply import chunks, completion, factres_field, usage
+from resolver.serve.request import parse_request
+
+NEEDS_EXTRA = ("factres serve needs the serve extra (Starlette and uvicorn), which is not "
+               "installed: pip install 'factres[serve]'")
+
+try:
+    # The web stack is the `serve` extra: only this module imports it, and only the serve
+    # command imports this module.
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
+    from starlette.requests import Request
+    from starlette.responses import Response, StreamingResponse
+    from starlette.routing import Route
+except ImportError as exc:  # the extra is missing: say what to install
+    raise MissingExtraError(NEEDS_EXTRA) from exc
+
+log = logging.getLogger("factres.serve")
+JSON = "application/json"
+
+
+class Service:
+    """What the routes do, without HTTP: one config, one memory cache."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self.cache = MemoryCache(config.cache_bytes)
+        self.started = int(time.time())
+
+    def authorize(self, request: Request) -> None:
+        if self.config.api_key is None:
+            return
+        header = request.headers.get("authorization", "")
+        scheme, _, key = header.partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
+            raise missing_key()
+        if not hmac.compare_digest(key.strip().encode(), self.config.api_key.encode()):
+            raise wrong_key()
+
+    def complete(self, body: bytes) -> tuple[bool, object]:
+        """(streamed, the reply: JSON bytes, or the events) for a request body; ApiError for
+        a request refused."""
+        request = parse_request(body)
+        if not self.config.accepts(request.model):
+            raise model_not_found(request.model, self.config.listed)
+        conversation = split(request.messages)
+        config = self.config
+        try:
+            remembered, cached = self.cache.get(
+                conversation.key, lambda: remember(conversation, config.plan_sets, config.mode),
+                lambda r: estimate_bytes(r.facts, r.chars))
+        except InputError as exc:
+            raise bad_request(f"The messages cannot be read as text: {exc}",
+                              param="messages", code="invalid_value") from None
+        answer = remembered.memory.query(conversation.question)
+        extra = factres_field(answer, remembered, cached, config.describe())
+        counts = usage(conversation, remembered, answer)
+        if request.stream:
+            return True, chunks(request.model, answer, counts, extra, request.include_usage)
+        return False, completion(request.model, answer, counts, extra)
+
+    def models(self) -> dict:
+        about = self.about()
+        return {"object": "list", "factres": about,
+                "data": [self.model(name) for name in self.config.listed]}
+
+    def model(self, name: str) -> dict:
+        return {"id": name, "object": "model", "created": self.started, "owned_by": "factres",
+                "factres": self.config.describe()}
+
+    def about(self) -> dict:
+        return {**self.config.describe(),
+                "accepts": list(self.config.models) if self.config.models else "any model name",
+                "cache": self.cache.stats()}
+
+
+def create_app(config: ServeConfig) -> Starlette:
+    """The app for `config`; uvicorn (or any ASGI server) runs it."""
+    service = Service(config)
+
+    async def chat(request: Request) -> Response:
+        service.authorize(request)
+        body = await _read_body(request, config.max_body)
+        try:
+            streamed, reply = await run_in_threadpool(service.complete, body)
+        except ApiError:
+            raise
+        except Exception as exc:            # a fault of ours: say so, log it, keep serving
+            log.exception("chat completion failed")
+            raise internal(type(exc).__name__) from None
+        if streamed:
+            return StreamingResponse(iter(reply), media_type="text/event-stream",
+                                     headers={"cache-control": "no-cache"})
+        return Response(reply, media_type=JSON)
+
+    async def models(request: Request) -> Response:
+        service.authorize(request)
+        return _json(service.models())
+
+    async def model(request: Request) -> Response:
+        service.authorize(request)
+        name = request.path_params["name"]
+        if not config.accepts(name):
+            raise model_not_found(name, config.listed)
+        return _json(service.model(name) | {"factres": service.about()})
+
+    async def refused(request: Request, exc: ApiError) -> Response:
+        return Response(exc.to_bytes(), status_code=exc.status, media_type=JSON)
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        try:
+            service.authorize(request)
+        except ApiError as denied:
+            return await refused(request, denied)
+        if exc.status_code == 405:
+            error = method_not_allowed(request.method, request.url.path)
+        elif exc.status_code == 404:
+            error = unknown_url(request.method, request.url.path)
+        else:
+            error = ApiError(exc.status_code, str(exc.detail))
+        return await refused(request, error)
+
+    async def fault(request: Request, exc: Exception) -> Response:
+        log.error("unexpected %s on %s %s", type(exc).__name__, request.method, request.url.path)
+        return await refused(request, internal(type(exc).__name__))
+
+    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
+                            Route("/v1/models", models, methods=["GET"]),
+                            Route("/v1/models/{name:path}", model, methods=["GET"])],
+                    exception_handlers={ApiError: refused, HTTPException: http_error,
+                                        Exception: fault})
+    app.state.service = service
+    return app
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise bad_request("Content-Length is not a number of bytes")
+        if int(declared) > limit:
+            raise body_too_large(limit)
+    parts, size = [], 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            raise body_too_large(limit)
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _json(data: dict) -> Response:
+    import orjson
+    return Response(orjson.dumps(data), media_type=JSON)
+
+
+def uvicorn_config(config: ServeConfig, *, access_log: bool = True,
+                   log_level: str = "info") -> "uvicorn.Config":
+    return uvicorn.Config(create_app(config), host=config.host, port=config.port,
+                          access_log=access_log, log_level=log_level,
+                          server_header=False, date_header=False)
+
+
+def serve(config: ServeConfig, *, access_log: bool = True, log_level: str = "info") -> None:
+    """Run the server until it is stopped (Ctrl-C)."""
+    uvicorn.Server(uvicorn_config(config, access_log=access_log, log_level=log_level)).run()
+
+
+@contextlib.contextmanager
+def serving(config: ServeConfig, *, log_level: str = "warning") -> Iterator[str]:
+    """Run the server in a thread while the block lasts; yields its base URL
+    ("http://127.0.0.1:PORT/v1", the port uvicorn bound when `config.port` is 0)."""
+    server = uvicorn.Server(uvicorn_config(config, access_log=False, log_level=log_level))
+    thread = threading.Thread(target=server.run, name="factres-serve", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"the server did not start on {config.host}:{config.port}")
+        time.sleep(0.01)
+    host, port = server.servers[0].sockets[0].getsockname()[:2]
+    host = f"[{host}]" if ":" in host else host
+    try:
+        yield f"http://{host}:{port}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
