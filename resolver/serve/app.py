@@ -41,7 +41,7 @@ try:
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import Response, StreamingResponse
     from starlette.routing import Route
 except ImportError as exc:  # the extra is missing: say what to install
@@ -112,7 +112,10 @@ def create_app(config: ServeConfig) -> Starlette:
 
     async def chat(request: Request) -> Response:
         service.authorize(request)
-        body = await _read_body(request, config.max_body)
+        try:
+            body = await _read_body(request, config.max_body)
+        except ClientDisconnect:            # nobody to answer
+            return Response(status_code=400)
         try:
             streamed, reply = await run_in_threadpool(service.complete, body)
         except ApiError:
