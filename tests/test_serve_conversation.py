@@ -96,6 +96,7 @@ def test_the_harness_layout_splits_at_the_prompt_and_keeps_the_key_across_questi
     two = split(harness_messages(FACTS, "Which country is Paris located in?"))
     assert one.key == two.key and one.key.startswith("sha256:")
     assert one.question == harness.prompt(QUESTION) and one.asked == one.question
+    assert one.words == len(harness.prompt(QUESTION).split())
     assert harness.question_of(one.question) == QUESTION
     (system, memory) = one.memory
     assert system == Message("system", SYSTEM)
@@ -103,28 +104,38 @@ def test_the_harness_layout_splits_at_the_prompt_and_keeps_the_key_across_questi
     assert harness.NOW_ANSWER not in memory.text
 
 
+def parts(text: str) -> tuple[str, str, str]:
+    """(memory part, the text from the question on, what is asked)."""
+    start, question = split_question(text)
+    return text[:start], text[start:], question
+
+
 @pytest.mark.parametrize("style", sorted(harness.STYLES))
 def test_the_prompt_is_found_in_either_style_and_its_example_is_never_the_question(style):
     text = FACTS + "\n" + harness.prompt(QUESTION, style)
-    before, asked, question = split_question(text)
+    before, asked, question = parts(text)
     assert before == FACTS + "\n" and harness.question_of(question) == QUESTION
     # a prompt without its opening: from "Now Answer the Question:" on, or the last lead-in
     variant = FACTS + "\nNow Answer the Question: " + harness.STYLES[style] + QUESTION
-    assert split_question(variant)[0] == FACTS + "\n"
+    assert parts(variant)[0] == FACTS + "\n"
     lead_only = FACTS + "\n" + harness.STYLES[style] + QUESTION + " \nAnswer:"
-    assert harness.question_of(split_question(lead_only)[2]) == QUESTION
+    assert harness.question_of(parts(lead_only)[2]) == QUESTION
     example_only = harness.prompt(QUESTION, style).split(harness.NOW_ANSWER)[0]
-    assert harness.question_of(split_question(FACTS + "\n" + example_only)[2]) == ""
+    assert harness.question_of(parts(FACTS + "\n" + example_only)[2]) == ""
 
 
 def test_without_a_prompt_the_last_sentence_is_the_question_when_it_asks():
-    assert split_question(FACTS + "\n" + QUESTION) == (FACTS + "\n", QUESTION, QUESTION)
-    assert split_question(FACTS + " " + QUESTION + "\nAnswer:")[2] == QUESTION
-    assert split_question(QUESTION) == ("", QUESTION, QUESTION)
+    assert parts(FACTS + "\n" + QUESTION) == (FACTS + "\n", QUESTION, QUESTION)
+    assert parts(FACTS + " " + QUESTION + "\nAnswer: \n") == \
+        (FACTS + " ", QUESTION + "\nAnswer: \n", QUESTION)
+    assert parts(FACTS + "\n" + QUESTION + "  \n") == (FACTS + "\n", QUESTION + "  \n", QUESTION)
+    assert parts(QUESTION) == ("", QUESTION, QUESTION)
+    assert parts("  " + QUESTION) == ("  ", QUESTION, QUESTION)
     # not a question: the whole message is asked, and none of it is memory
-    assert split_question(FACTS) == ("", FACTS, FACTS)
-    assert split_question("Tell me where Tim Cook works.") == \
+    assert parts(FACTS) == ("", FACTS, FACTS)
+    assert parts("Tell me where Tim Cook works.") == \
         ("", "Tell me where Tim Cook works.", "Tell me where Tim Cook works.")
+    assert parts("") == ("", "", "")
 
 
 def test_the_question_is_in_the_last_user_message_and_every_other_text_is_memory():

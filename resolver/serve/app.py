@@ -8,10 +8,13 @@ cache's state). Every refusal is OpenAI's error object (api_errors.py) with its 
 of the server's own is a 500 of the same shape, logged, and the server keeps serving. Never a
 traceback to the client.
 
-The work of a request (reading the JSON, splitting, hashing, building or finding the memory,
-the query) runs in a worker thread, so the event loop keeps reading other requests while a new
-conversation's memory is built. The body is read with its limit checked as it arrives (a
-declared Content-Length over it is refused before reading)."""
+A request whose memory is cached is answered on the event loop (reading the JSON, splitting
+and hashing, the query: a few milliseconds for the 262K context, where a hand-over to a worker
+thread costs as much again in contention for the interpreter); a new conversation's memory is
+built in a worker thread, so the loop keeps answering the others meanwhile. The body is read with its limit checked as it arrives (a
+declared Content-Length over it is refused before reading). Each reply's Server-Timing header
+gives the milliseconds of each step (read, parse, split, memory, wait for a worker thread when the memory is new, query, reply), which
+benchmarks/serve.py reads."""
 from __future__ import annotations
 
 import contextlib
@@ -27,9 +30,9 @@ from resolver.serve.api_errors import (ApiError, bad_request, body_too_large, in
                                        unknown_url, wrong_key)
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import ServeConfig
-from resolver.serve.conversation import remember, split
+from resolver.serve.conversation import Conversation, Remembered, remember, split
 from resolver.serve.reply import chunks, completion, factres_field, usage
-from resolver.serve.request import parse_request
+from resolver.serve.request import ChatRequest, parse_request
 
 NEEDS_EXTRA = ("factres serve needs the serve extra (Starlette and uvicorn), which is not "
                "installed: pip install 'factres[serve]'")
@@ -69,27 +72,49 @@ class Service:
         if not hmac.compare_digest(key.strip().encode(), self.config.api_key.encode()):
             raise wrong_key()
 
-    def complete(self, body: bytes) -> tuple[bool, object]:
-        """(streamed, the reply: JSON bytes, or the events) for a request body; ApiError for
-        a request refused."""
+    def prepare(self, body: bytes, clock: "_Clock") -> tuple[ChatRequest, Conversation]:
+        """The request read and its conversation split (ApiError for a request refused)."""
         request = parse_request(body)
         if not self.config.accepts(request.model):
             raise model_not_found(request.model, self.config.listed)
+        clock.lap("parse")
         conversation = split(request.messages)
+        clock.lap("split")
+        return request, conversation
+
+    def remembered(self, conversation: Conversation) -> tuple[Remembered, bool]:
+        """(the conversation's memory, whether it was cached), built when it is new."""
         config = self.config
         try:
-            remembered, cached = self.cache.get(
+            return self.cache.get(
                 conversation.key, lambda: remember(conversation, config.plan_sets, config.mode),
                 lambda r: estimate_bytes(r.facts, r.chars))
         except InputError as exc:
             raise bad_request(f"The messages cannot be read as text: {exc}",
                               param="messages", code="invalid_value") from None
+
+    def answer(self, request: ChatRequest, conversation: Conversation, remembered: Remembered,
+               cached: bool, clock: "_Clock") -> tuple[bool, object]:
+        """(streamed, the reply: JSON bytes, or the events)."""
         answer = remembered.memory.query(conversation.question)
-        extra = factres_field(answer, remembered, cached, config.describe())
+        clock.lap("query")
+        extra = factres_field(answer, remembered, cached, self.config.describe())
         counts = usage(conversation, remembered, answer)
         if request.stream:
-            return True, chunks(request.model, answer, counts, extra, request.include_usage)
-        return False, completion(request.model, answer, counts, extra)
+            reply = True, chunks(request.model, answer, counts, extra, request.include_usage)
+        else:
+            reply = False, completion(request.model, answer, counts, extra)
+        clock.lap("reply")
+        return reply
+
+    def build_and_answer(self, request: ChatRequest, conversation: Conversation,
+                         clock: "_Clock") -> tuple[bool, object]:
+        """A worker thread's part for a memory not in the cache: build it (or wait for the
+        request building it), then answer."""
+        clock.lap("wait")
+        remembered, cached = self.remembered(conversation)
+        clock.lap("memory")
+        return self.answer(request, conversation, remembered, cached, clock)
 
     def models(self) -> dict:
         about = self.about()
@@ -112,21 +137,35 @@ def create_app(config: ServeConfig) -> Starlette:
 
     async def chat(request: Request) -> Response:
         service.authorize(request)
+        timing: dict[str, float] = {}
+        clock = _Clock(timing)
         try:
             body = await _read_body(request, config.max_body)
         except ClientDisconnect:            # nobody to answer
             return Response(status_code=400)
+        clock.lap("read")
         try:
-            streamed, reply = await run_in_threadpool(service.complete, body)
+            request_, conversation = service.prepare(body, clock)
+            # A memory in the cache answers here, on the event loop (a few ms at most, and no
+            # hand-over between threads); a new one is built in a worker thread, so the loop
+            # keeps serving while it is.
+            found = service.cache.lookup(conversation.key)
+            clock.lap("memory")
+            if found is not None:
+                streamed, reply = service.answer(request_, conversation, found, True, clock)
+            else:
+                streamed, reply = await run_in_threadpool(service.build_and_answer, request_,
+                                                          conversation, clock)
         except ApiError:
             raise
         except Exception as exc:            # a fault of ours: say so, log it, keep serving
             log.exception("chat completion failed")
             raise internal(type(exc).__name__) from None
+        header = {"server-timing": ", ".join(f"{k};dur={v:.3f}" for k, v in timing.items())}
         if streamed:
             return StreamingResponse(iter(reply), media_type="text/event-stream",
-                                     headers={"cache-control": "no-cache"})
-        return Response(reply, media_type=JSON)
+                                     headers=header | {"cache-control": "no-cache"})
+        return Response(reply, media_type=JSON, headers=header)
 
     async def models(request: Request) -> Response:
         service.authorize(request)
@@ -166,6 +205,19 @@ def create_app(config: ServeConfig) -> Starlette:
                                         Exception: fault})
     app.state.service = service
     return app
+
+
+class _Clock:
+    """Milliseconds between laps, into `timing` (a step's name -> ms)."""
+
+    def __init__(self, timing: dict[str, float], start: float | None = None) -> None:
+        self.timing = timing
+        self.last = time.perf_counter() if start is None else start
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.timing[name] = (now - self.last) * 1e3
+        self.last = now
 
 
 async def _read_body(request: Request, limit: int) -> bytes:

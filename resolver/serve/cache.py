@@ -94,6 +94,17 @@ class MemoryCache:
             pending.done.set()
         return value, False
 
+    def lookup(self, key: str) -> object | None:
+        """The memory of `key` if it is cached (counted as a hit, made the most recent), else
+        None (counted nowhere: `get` follows)."""
+        with self._lock:
+            slot = self._slots.get(key)
+            if slot is None:
+                return None
+            self._slots.move_to_end(key)
+            self.hits += 1
+            return slot.value
+
     def _keep(self, key: str, value: object, size: int) -> None:
         with self._lock:
             if size > self.budget:

@@ -38,14 +38,30 @@ TEXT = "text"                       # passed over: a piece that fits no template
 REPORTS_SHOWN = 20                  # reports a reply lists (all are counted)
 _SERIAL_LIKE = re.compile(r"\d\. ")
 _ENDS = tuple(end + blank for end in ".!?" for blank in " \n\t\r")
+_NONBLANK = re.compile(r"\S")
 
 
 @dataclass(frozen=True)
 class Conversation:
-    memory: tuple[Message, ...]     # the memory part: every message's text but the question's
+    messages: tuple[Message, ...]
+    last: int                       # the last user message
+    start: int                      # where its question part starts
     question: str                   # what the memory is asked (a prompt, or a bare question)
-    asked: str                      # the last user message's text from the question on
     key: str                        # "sha256:<hex>" of the memory part
+
+    @property
+    def asked(self) -> str:
+        """The last user message's text from the question on."""
+        return self.messages[self.last].text[self.start:]
+
+    @property
+    def memory(self) -> tuple[Message, ...]:
+        """The memory part: every message's text but the question's, blank ones left out.
+        Made when asked (a memory is built), since it copies the last message's text."""
+        last = self.messages[self.last]
+        parts = (*self.messages[:self.last], Message(last.role, last.text[:self.start]),
+                 *self.messages[self.last + 1:])
+        return tuple(m for m in parts if _NONBLANK.search(m.text))
 
     @property
     def words(self) -> int:
@@ -56,34 +72,50 @@ class Conversation:
 
 def split(messages: tuple[Message, ...]) -> Conversation:
     """The conversation's memory part, its question and its key (see the module docstring).
-    `messages` holds at least one user message (`request.parse_request` checks it)."""
+    `messages` holds at least one user message (`request.parse_request` checks it).
+
+    Runs on every request, over a whole context: the key is hashed from each message's UTF-8
+    bytes in place (the last message's memory part is a view of its bytes), and nothing of
+    the size of the context is copied but the encoding."""
     last = max(i for i, m in enumerate(messages) if m.role == "user")
-    before, asked, question = split_question(messages[last].text)
-    memory = tuple(m for m in (*messages[:last], Message("user", before), *messages[last + 1:])
-                   if m.text.strip())
+    start, question = split_question(messages[last].text)
     digest = hashlib.sha256()
-    for m in memory:
+    for i, m in enumerate(messages):
+        end = start if i == last else len(m.text)
+        if not _NONBLANK.search(m.text, 0, end):
+            continue
         data = m.text.encode("utf-8", "surrogatepass")
+        if end < len(m.text):
+            data = memoryview(data)[:len(data) - len(m.text[end:].encode("utf-8",
+                                                                          "surrogatepass"))]
         digest.update(b"%s\0%d\0" % (m.role.encode(), len(data)))
         digest.update(data)
-    return Conversation(memory, question, asked, "sha256:" + digest.hexdigest())
+    return Conversation(messages, last, start, question, "sha256:" + digest.hexdigest())
 
 
-def split_question(text: str) -> tuple[str, str, str]:
-    """(memory part, the text from the question on, what to ask) of the last user message."""
+def split_question(text: str) -> tuple[int, str]:
+    """(where the question part starts, what to ask) in the last user message: the text
+    before `start` is memory."""
     start = harness.prompt_start(text)
     if start is not None:
-        return text[:start], text[start:], text[start:]
-    body = text.rstrip()
+        return start, text[start:]
+    end = _blank_end(text, len(text))
     cue = harness.ANSWER_CUE.strip()
-    if body.endswith(cue):
-        body = body[:-len(cue)].rstrip()
-    start = max(body.rfind(end) for end in _ENDS) + 1      # after the last sentence end, or 0
-    while start < len(body) and body[start].isspace():
+    if text.endswith(cue, 0, end):
+        end = _blank_end(text, end - len(cue))
+    start = max(text.rfind(e, 0, end) for e in _ENDS) + 1    # after the last sentence end, or 0
+    while start < end and text[start].isspace():
         start += 1
-    if body.endswith("?"):
-        return text[:start], text[start:], body[start:]
-    return "", text, text
+    if text.endswith("?", 0, end):
+        return start, text[start:end]
+    return 0, text
+
+
+def _blank_end(text: str, end: int) -> int:
+    """`end` moved back over blanks (no copy of `text`)."""
+    while end and text[end - 1].isspace():
+        end -= 1
+    return end
 
 
 @dataclass(frozen=True)
