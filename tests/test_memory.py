@@ -352,3 +352,22 @@ def test_text_before_the_header_is_no_part_of_the_first_fact(between):
     memory.flush()
     assert [f.serial for f in memory.store] == [0, 1]
     assert [(r.line, r.text) for r in result.reports] == [(2, "Memorize the following.")]
+
+
+def test_a_dropped_memory_is_freed_at_once_without_the_cyclic_collector():
+    # A server drops the memories it evicts: a reference cycle (memory -> reader -> bound
+    # method -> memory) kept each one, store and all, until a full collection came round.
+    import gc
+    import weakref
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        memory = Memory()
+        memory.ingest("\n".join(FACTS))
+        memory.query("Who is the chairperson of Fatah?")
+        refs = [weakref.ref(memory), weakref.ref(memory.store), weakref.ref(memory.ledger)]
+        del memory
+        assert [r() for r in refs] == [None, None, None]
+    finally:
+        if was_on:
+            gc.enable()

@@ -9,7 +9,10 @@ search keeps the hops it reads). `python benchmarks/serve.py` measures the estim
 tracemalloc again and the server's resident memory against the budget.
 
 Two requests for the same new conversation build its memory once: the second waits for the
-first. A memory larger than the whole budget still answers its request, but is not kept."""
+first. At most `builds` memories are built at a time (2 by default): building is Python work
+that one interpreter does one thread at a time anyway, and each memory being built is resident
+memory the budget does not see, so more at once would only raise the peak. A memory larger
+than the whole budget still answers its request, but is not kept."""
 from __future__ import annotations
 
 import threading
@@ -51,8 +54,9 @@ class MemoryCache:
     """key -> a built memory (any object with a size), least recently used out past `budget`
     estimated bytes. Thread-safe."""
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, builds: int = 2) -> None:
         self.budget = budget
+        self._builds = threading.BoundedSemaphore(builds)
         self._slots: OrderedDict[str, _Slot] = OrderedDict()
         self._building: dict[str, _Build] = {}
         self._bytes = 0
@@ -82,7 +86,8 @@ class MemoryCache:
                 raise pending.error
             return pending.value, True
         try:
-            value = build()
+            with self._builds:
+                value = build()
             pending.value = value
             self._keep(key, value, size(value))
         except BaseException as exc:
