@@ -353,11 +353,12 @@ def test_a_wrong_or_missing_key_is_a_401(guarded_server, dev):
     assert_still_serving(guarded_server, dev, KEY)
 
 
-def test_unknown_urls_and_methods_are_openai_errors(open_server):
+def test_unknown_urls_and_methods_are_openai_errors(open_server, dev):
     assert_raw_error(raw_request(open_server, "GET", "/completions"), 404, "unknown_url",
                      "Unknown request URL: GET /v1/completions")
     assert_raw_error(raw_request(open_server, "GET", "/chat/completions"), 405,
                      "method_not_allowed", "Method GET is not allowed")
+    assert_still_serving(open_server, dev)
 
 
 def test_a_fault_of_the_server_is_a_500_and_it_keeps_serving(open_server, dev, monkeypatch):
