@@ -306,8 +306,9 @@ def bench_rss(ctx, clients: int, cache_mb: float, conversations: int) -> tuple[b
             peaks[budget] = peak
             lines.append(f"rss     budget {budget:>4} MiB: start {start / 2**20:.0f} MiB, peak "
                          f"{peak / 2**20:.0f} MiB, end {server.rss() / 2**20:.0f} MiB; cache "
-                         f"holds {cache['memories']} memories, {cache['estimated_bytes'] / 2**20:.0f}"
-                         f" MiB estimated, {cache['evictions']} evicted")
+                         f"holds {cache['memories']} memories, "
+                         f"{cache['estimated_bytes'] / 2**20:.0f} MiB estimated, "
+                         f"{cache['evictions']} evicted")
         finally:
             server.stop()
     over = peaks[cache_mb] - peaks[0]

@@ -11,7 +11,6 @@ conversation's memory holds. Requests the client cannot make (malformed JSON, no
 Authorization header, a chunked body) go through http.client."""
 from __future__ import annotations
 
-import contextlib
 import http.client
 import os
 import subprocess

@@ -24,6 +24,8 @@ import threading
 import time
 from typing import Iterator
 
+import orjson
+
 from resolver.errors import InputError, MissingExtraError
 from resolver.serve.api_errors import (ApiError, bad_request, body_too_large, internal,
                                        method_not_allowed, missing_key, model_not_found,
@@ -275,7 +277,6 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 
 def _json(data: dict) -> Response:
-    import orjson
     return Response(orjson.dumps(data), media_type=JSON)
 
 
