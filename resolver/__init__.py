@@ -8,8 +8,10 @@ Data flows one way, and the subpackages are its stages, each importing only thos
     plan     questions -> plans (lexicon, reading, rule and lexicon compilers, plan archive)
     models   the local-LLM lanes (planner, reader, repair) and their prompts
     search   plans -> paths -> predictions (scored path search, plain baseline)
+    memory   text arriving piece by piece -> a store that answers (`Memory`)
     run      predictions -> metrics -> run folders (scoring, protocol, run identity)
     report   run folders -> paper tables and figures
+    serve    a memory behind an OpenAI-compatible endpoint (`factres serve`)
     cli      the `factres` command line
 
 `errors` (the project's exception types) sits below them all, then `escape` (user text escaped

@@ -56,3 +56,28 @@ def test_chunks_are_whole_sentences_within_the_token_budget_rejoined_with_spaces
     assert " ".join(chunks) == " ".join(harness.sentences(context))
     assert chunks[0].startswith("Here is a list of facts:\n0. ")
     assert " ".join(chunks).split() == context.split()      # only blanks changed
+
+
+def test_the_prompt_starts_after_the_frames_of_the_harness_message():
+    frames = "\n".join(harness.frame_chunk(c, "t") for c in
+                       harness.chunk_context(bundled_context("32k"), 1000)[:3])
+    for record in harness_records()[:20]:
+        message = frames + "\n" + record["query"]
+        start = harness.prompt_start(message)
+        assert message[:start] == frames + "\n"
+        assert harness.question_of(message[start:]) == harness.question_of(record["query"])
+    assert harness.prompt_start(frames) is None
+    assert harness.prompt_start("Who is the CEO of Apple?") is None
+
+
+@pytest.mark.parametrize("style", sorted(harness.STYLES))
+def test_a_prompt_without_its_opening_starts_at_now_answer_or_the_last_real_lead(style):
+    lead = harness.STYLES[style]
+    text = "0. A is B.\nNow Answer the Question: " + lead + "who is A?"
+    assert text[harness.prompt_start(text):].startswith("Now Answer")
+    example = f"Question: {lead}{harness.EXAMPLE_QUESTION} \nAnswer: Donald Trump \n"
+    text = "0. A is B.\n" + example + lead + "who is A? \nAnswer:"
+    assert text[harness.prompt_start(text):] == lead + "who is A? \nAnswer:"
+    only_example = "0. A is B.\n" + example
+    assert only_example[harness.prompt_start(only_example):].startswith(lead)
+    assert harness.question_of(only_example[harness.prompt_start(only_example):]) == ""

@@ -20,11 +20,11 @@ PACKAGES = ("resolver", "oracle")
 # sits between the store it builds and the plans that read its questions. `escape` (user text
 # per output format) and `strict_json` (JSON with no key twice) sit just above `errors`: every
 # stage writes user text or reads JSON. `memory` (ingest and query) sits on the search it shares
-# with runs.
+# with runs; `serve` (the HTTP endpoint) on the memory, below only the command line.
 STAGES = ("resolver", "resolver.errors", "resolver.escape", "resolver.strict_json",
           "resolver.text", "resolver.store", "resolver.haystack", "resolver.plan",
           "resolver.models", "resolver.search", "resolver.memory", "resolver.run",
-          "resolver.report", "resolver.cli")
+          "resolver.report", "resolver.serve", "resolver.cli")
 TOP_LEVEL_LIMIT = 6
 
 

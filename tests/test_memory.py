@@ -339,3 +339,35 @@ def test_plain_mode_and_named_plan_sets_are_the_runs(dev):
         assert memory.query(q.text).text == plain[q.qid]["prediction"], q.qid
     with pytest.raises(InputError, match="unknown live plan set 'models'"):
         Memory(plan_sets=("models",))
+
+
+@pytest.mark.parametrize("between", ["\n", " ", "\n" + harness.FRAME_ACKNOWLEDGEMENT + "\n"])
+def test_text_before_the_header_is_no_part_of_the_first_fact(between):
+    # The header begins a context: an instruction before it stands on a line of its own (it was
+    # joined to fact 0 with a space, and fact 0 was lost inside an unparsed line).
+    memory = Memory()
+    result = memory.ingest("Memorize the following." + between + "Here is a list of facts:"
+                           + between + "0. Tim Cook is employed by Apple.\n"
+                           "1. Paris is located in the country of France.\n")
+    memory.flush()
+    assert [f.serial for f in memory.store] == [0, 1]
+    assert [(r.line, r.text) for r in result.reports] == [(2, "Memorize the following.")]
+
+
+def test_a_dropped_memory_is_freed_at_once_without_the_cyclic_collector():
+    # A server drops the memories it evicts: a reference cycle (memory -> reader -> bound
+    # method -> memory) kept each one, store and all, until a full collection came round.
+    import gc
+    import weakref
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        memory = Memory()
+        memory.ingest("\n".join(FACTS))
+        memory.query("Who is the chairperson of Fatah?")
+        refs = [weakref.ref(memory), weakref.ref(memory.store), weakref.ref(memory.ledger)]
+        del memory
+        assert [r() for r in refs] == [None, None, None]
+    finally:
+        if was_on:
+            gc.enable()

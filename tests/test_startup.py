@@ -1,6 +1,7 @@
 """Each command imports only what it uses: numpy only where a bootstrap interval is computed, scipy
 only where a paired statistic is (resolver/run/stats.py; never for a run's own intervals), Lark
-only where a context is parsed (not on a parse-cache hit, not to list the relation templates).
+only where a context is parsed (not on a parse-cache hit, not to list the relation templates),
+Starlette and uvicorn only where `factres serve` starts its server (resolver/serve/app.py).
 Each case runs the command in a fresh interpreter and lists the heavy modules it loaded. (Speed
 itself is measured by benchmarks/commands.py, never by a test.)"""
 from __future__ import annotations
@@ -17,7 +18,8 @@ from import_graph import imports_of
 from resolver.haystack import BUNDLED, bundled_path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("numpy", "scipy", "lark", "lark_cython")
+# The web stack (the serve extra) loads only when `factres serve` starts a server.
+HEAVY = ("numpy", "scipy", "lark", "lark_cython", "starlette", "uvicorn")
 
 _CODE = """
 import sys
@@ -57,6 +59,7 @@ def test_a_parse_that_misses_the_cache_loads_lark_and_not_numpy(tmp_path):
 @pytest.mark.parametrize("args", [
     ["--help"],
     ["run", "--help"],
+    ["serve", "--help"],
     ["parse", str(bundled_path(BUNDLED["262k"]))],
     ["parse", str(bundled_path(BUNDLED["6k"])), "--json"],
     ["history", "australia", "--relation", "capital"],
@@ -93,3 +96,17 @@ def test_an_unscored_test_run_loads_neither(warm_cache, tmp_path):
     loaded = _heavy_modules(["run", "--split", "test", "--allow-dirty", "--results-dir",
                              str(tmp_path), "--no-progress"], warm_cache)
     assert loaded == set()
+
+
+def test_only_the_server_module_imports_the_web_stack():
+    """Read from the source, lazy imports included: no module but resolver/serve/app.py imports
+    Starlette or uvicorn, and no module but the serve command imports it."""
+    stack = sorted(p.relative_to(ROOT).as_posix() for package in ("resolver", "oracle")
+                   for p in (ROOT / package).rglob("*.py")
+                   if any(m.split(".")[0] in ("starlette", "uvicorn", "fastapi")
+                          for m in imports_of(p)))
+    assert stack == ["resolver/serve/app.py"]
+    users = sorted(p.relative_to(ROOT).as_posix() for package in ("resolver", "oracle")
+                   for p in (ROOT / package).rglob("*.py")
+                   if "resolver.serve.app" in imports_of(p))
+    assert users == ["resolver/cli/serve.py"]

@@ -44,6 +44,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "Score another system's predictions as MemoryAgentBench does and record them as "
               "a run in results/<run-id>/ (meta.json, predictions.jsonl, metrics.json, "
               "table.md, table.tex)."),
+    "serve": ("resolver.cli.serve:serve_command",
+              "Answer OpenAI chat-completions requests with factres, so a harness evaluates it "
+              "by pointing its OpenAI client here (OPENAI_BASE_URL=http://HOST:PORT/v1)."),
     "table": ("resolver.cli.run:table_command",
             "Print the score table of a finished run (a run id or a run folder), re-rendered from "
             "its metrics.json."),

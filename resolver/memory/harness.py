@@ -34,15 +34,16 @@ STYLES = {"knowledge-pool": KNOWLEDGE_POOL, "archival-memory": ARCHIVAL_MEMORY}
 NOW_ANSWER = "Now Answer the Question: "
 ANSWER_CUE = "\nAnswer:"
 EXAMPLE_QUESTION = "what is the name of the current president of Russia?"
+PROMPT_OPENING = "Pretend you are a knowledge management system."
 
 # The instruction prompt as the harness writes it ({lead} is one of STYLES' values).
-_PROMPT = ("Pretend you are a knowledge management system. Each fact in the knowledge pool is "
-           "provided with a serial number at the beginning, and the newer fact has larger serial "
-           "number. \n You need to solve the conflicts of facts in the knowledge pool by finding "
-           "the newest fact with larger serial number. You need to answer a question based on "
-           "this rule. You should give a very concise answer without saying other words for the "
-           "question **only** from the knowledge pool you have memorized rather than the real "
-           "facts in real world. \n\nFor example:\n\n [Knowledge Pool] \n\n Question: {lead}"
+_PROMPT = (PROMPT_OPENING + " Each fact in the knowledge pool is provided with a serial "
+           "number at the beginning, and the newer fact has larger serial number. \n You need to "
+           "solve the conflicts of facts in the knowledge pool by finding the newest fact with "
+           "larger serial number. You need to answer a question based on this rule. You should "
+           "give a very concise answer without saying other words for the question **only** "
+           "from the knowledge pool you have memorized rather than the real facts in real world. "
+           "\n\nFor example:\n\n [Knowledge Pool] \n\n Question: {lead}"
            + EXAMPLE_QUESTION + " \nAnswer: Donald Trump \n\n " + NOW_ANSWER + "{lead}{question}"
            " \nAnswer:")
 
@@ -88,6 +89,29 @@ def question_of(text: str) -> str:
     if starts:
         return ""
     return _cut_answer_cue(text)
+
+
+def prompt_start(text: str) -> int | None:
+    """Where the instruction prompt starts in a message that may hold memory before it (the
+    harness sends its memorize frames, a line break, then the prompt, in one message), or None
+    when the message holds no prompt. The prompt starts at its opening sentence ("Pretend you
+    are a knowledge management system."), the last one in the text; a prompt without it starts
+    at the last "Now Answer the Question:", else at the last lead-in ("Based on ..., ") that
+    does not introduce the instruction's example, else at the first that does (a prompt holding
+    only the example). `question_of` then reads the question from `text[start:]`."""
+    opening = text.rfind(PROMPT_OPENING)
+    if opening >= 0:
+        return opening
+    now = text.rfind(NOW_ANSWER.strip())
+    if now >= 0:
+        return now
+    starts = sorted(m.start() for lead in STYLES.values()
+                    for m in re.finditer(re.escape(lead), text))
+    for start in reversed(starts):
+        body = text[start:]
+        if not any(body.startswith(lead + EXAMPLE_QUESTION) for lead in STYLES.values()):
+            return start
+    return starts[0] if starts else None
 
 
 def _cut_answer_cue(body: str) -> str:

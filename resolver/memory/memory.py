@@ -15,6 +15,7 @@ follows it; otherwise it waits, since a chunk may end inside it ("... is Washing
 ingested. Thread-safe: one lock around every read and write."""
 from __future__ import annotations
 
+import functools
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -130,15 +131,13 @@ class Memory:
     def reset(self) -> None:
         """Forget everything: an empty store, ledger and reader."""
         with self._lock:
-            self._store = FactStore()
-            self._store.ledger                 # from now on every extend accepts into it
-            self._reader = FactReader(self._by_serial)
+            store = self._store = FactStore()
+            store.ledger                       # from now on every extend accepts into it
+            # The reader looks facts up in the store, not through the memory: a bound method
+            # would tie the memory and its reader in a cycle, and a dropped memory (a server
+            # evicting it) would wait for the cyclic collector instead of being freed at once.
+            self._reader = FactReader(functools.partial(_by_serial, store))
             self._held = b""                   # an incomplete UTF-8 sequence between chunks
-
-    def _by_serial(self, serial: int) -> Fact | None:
-        """The stored fact with this serial (the reader asks only when a serial repeats or
-        comes out of order)."""
-        return next((f for f in self._store if f.serial == serial), None)
 
     @property
     def store(self) -> FactStore:
@@ -228,6 +227,12 @@ class Memory:
             resolve = resolve_question if mode == "search" else resolve_question_plain
             prediction = resolve(q, self._store, compiled)
         return _answer(prediction, abstain_below)
+
+
+def _by_serial(store: FactStore, serial: int) -> Fact | None:
+    """The stored fact with this serial (the reader asks only when a serial repeats or comes
+    out of order)."""
+    return next((f for f in store if f.serial == serial), None)
 
 
 def _answer(prediction: Prediction, abstain_below: str | None) -> Answer:

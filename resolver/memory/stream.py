@@ -6,10 +6,11 @@ Two layers, both resumable at any character:
 1. The harness's shapes are recognised and passed over, counted: the memorize frame's opening
    line ("Dialogue between User and Assistant <time>"), its instruction ("<User> The following
    context is the facts I have learned:"), its acknowledgement ("<Assistant> I have learned the
-   facts ..."), and the header ("Here is a list of facts:"). Such a shape stands between two
-   sentences of the context, so the text on its two sides is joined with one space (a line
-   break if either side had one): a fact the harness cut across two chunks ("... born in the
-   city of St." | "Louis.") comes back whole. A shape cut across two `feed` calls is held until
+   facts ..."), and the header ("Here is a list of facts:"). A frame's shape stands between two
+   sentences of the context, so the text on its two sides is joined with one space: a fact the
+   harness cut across two chunks ("... born in the city of St." | "Louis.") comes back whole.
+   The header begins a context, so text before it (an instruction) is no part of the first
+   fact: a line break joins the two sides. A shape cut across two `feed` calls is held until
    it can be told.
 2. The text between them is cut into facts. A line break always ends a fact (the canonical
    layout: one fact per line). Inside a line (a harness chunk is one long line), a fact ends
@@ -152,7 +153,7 @@ class FactReader:
                 end = m.start()          # its time stamp may go on in the next feed
                 break
             self._add(parts, raw[pos:m.start()])
-            self._mark(parts)
+            self._mark(parts, "\n" if kind == HEADER_KIND else " ")
             batch.passed[kind] += 1
             pos = m.end()
         self._add(parts, raw[pos:end])
@@ -183,15 +184,17 @@ class FactReader:
             self._join = None
         parts.append(text)
 
-    def _mark(self, parts: list[str]) -> None:
+    def _mark(self, parts: list[str], join: str) -> None:
         """A shape was passed over: the blanks around it are its own (the frame puts line
-        breaks around the chunk), and the sentences on its two sides are joined with one
-        space, as the harness joins the sentences of a chunk."""
+        breaks around the chunk), and the text on its two sides is joined with `join`: one
+        space after a frame's shape, as the harness joins the sentences of a chunk; a line
+        break after the header, which begins a context (and stays, when another shape follows
+        the header with no text between)."""
         while parts and not parts[-1].strip():
             parts.pop()
         if parts:
             parts[-1] = parts[-1].rstrip()
-            self._join = " "
+            self._join = "\n" if self._join == "\n" else join
         else:
             self._join = ""                  # nothing before it: nothing to join to
 

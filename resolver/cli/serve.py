@@ -1,0 +1,75 @@
+"""`factres serve`: parse the options, check them (`ServeConfig`), run the server on uvicorn.
+The web stack (the `serve` extra) is imported only when the server starts."""
+from __future__ import annotations
+
+import click
+
+from resolver.cli.options import library_errors
+from resolver.serve.config import (DEFAULT_CACHE, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT,
+                                   MIB, ServeConfig)
+
+
+def _names(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Names given as repeated options or comma-separated, in order, without repeats."""
+    return tuple(dict.fromkeys(n.strip() for v in values for n in v.split(",") if n.strip()))
+
+
+@click.command("serve")
+@click.option("--host", default=DEFAULT_HOST, show_default=True,
+              help="Address to bind. Any address that is not loopback needs --api-key.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to bind (0: any free port).")
+@click.option("--api-key", envvar="FACTRES_API_KEY", metavar="KEY",
+              help="Refuse requests without 'Authorization: Bearer KEY' (401). Also read from "
+                   "$FACTRES_API_KEY. Default: no key (loopback only).")
+@click.option("--max-body", default=DEFAULT_MAX_BODY // MIB, show_default=True,
+              type=click.FloatRange(min=0, min_open=True), metavar="MB",
+              help="Largest request body, in MiB; a larger one is refused (413).")
+@click.option("--models", "models", multiple=True, metavar="NAME",
+              help="Answer only to these model names (and 'factres'); others get 404. Repeat "
+                   "or separate with commas. Default: any name, echoed in the reply.")
+@click.option("--cache-mb", default=DEFAULT_CACHE // MIB, show_default=True,
+              type=click.FloatRange(min=0), metavar="MB",
+              help="Budget of the memory cache, in MiB of estimated resident memory; the "
+                   "least recently used conversation's memory goes first.")
+@click.option("--plans", "plans", multiple=True, metavar="SET",
+              help="Live plan set (live:rules, live:lexicon); repeat for several, tried in "
+                   "order. Default: live:rules then live:lexicon, as factres run.")
+@click.option("--mode", type=click.Choice(["search", "plain"]), default="search",
+              show_default=True, help="search: the scored path search; plain: latest version "
+              "at every hop (the baseline), as factres run --mode.")
+@click.option("--access-log/--no-access-log", default=True, show_default=True,
+              help="Log one line per request on stderr.")
+@library_errors
+def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode,
+                  access_log) -> None:
+    """Answer OpenAI chat-completions requests with factres, so a harness evaluates it by
+    pointing its OpenAI client here (OPENAI_BASE_URL=http://HOST:PORT/v1).
+
+    POST /v1/chat/completions splits the conversation into memory (every message's text but
+    the question, ingested into a memory cached by its hash, so the second question over the
+    same context ingests nothing) and the question at the end of the last user message, and
+    replies with the answer as the message content, usage counted in whitespace words, and a
+    `factres` field (path, serials, ledger statuses, confidence, score terms). stream: true
+    is answered as server-sent events. Parameters factres has no use for (temperature,
+    max_tokens, ...) are ignored; n > 1 is refused. GET /v1/models lists the names it answers
+    to. Errors are OpenAI's error JSON: 400 malformed JSON or no user message, 401 a wrong or
+    missing key, 404 a model outside --models, 413 a body over --max-body.
+
+    Needs the serve extra: pip install 'factres[serve]'.
+
+    Example: factres serve --port 8000 --models gpt-4o-mini
+    """
+    config_args = {"plan_sets": tuple(plans)} if plans else {}
+    config = ServeConfig(host=host, port=port, api_key=api_key, max_body=int(max_body * MIB),
+                         models=_names(models), cache_bytes=int(cache_mb * MIB), mode=mode,
+                         **config_args)
+    # The web stack loads here, not before: no other command imports it.
+    from resolver.serve.app import serve
+    where = f"http://{_url_host(host)}:{port}/v1" if port else "a free port (named below)"
+    click.echo(f"factres serve: {where}: set OPENAI_BASE_URL to it; Ctrl-C stops", err=True)
+    serve(config, access_log=access_log)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host

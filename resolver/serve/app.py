@@ -1,0 +1,313 @@
+"""The server: `create_app(config)` is the Starlette app, `serve(config)` runs it on uvicorn (what
+`factres serve` calls), `serving(config)` runs it on a loopback port in a thread for as long as
+a `with` block lasts (tests and benchmarks).
+
+Routes: `POST /v1/chat/completions` (the answer, or its server-sent events), `GET /v1/models`
+and `GET /v1/models/{name}` (the names accepted, factres's version, plan sets and mode, the
+cache's state). Every refusal is OpenAI's error object (api_errors.py) with its status; a fault
+of the server's own is a 500 of the same shape, logged, and the server keeps serving. Never a
+traceback to the client.
+
+A request whose memory is cached is answered on the event loop (reading the JSON, splitting
+and hashing, the query: a few milliseconds for the 262K context, where a hand-over to a worker
+thread costs as much again in contention for the interpreter); a new conversation's memory is
+built in a worker thread, so the loop keeps answering the others meanwhile. The body's limit is
+checked as it arrives (`_read_body`). Each reply's Server-Timing header gives the milliseconds
+of each step (read, parse, split, memory; for a new memory, the wait for a worker thread and
+the build; query, reply), which benchmarks/serve.py reads."""
+from __future__ import annotations
+
+import contextlib
+import hmac
+import logging
+import threading
+import time
+from typing import Iterator
+
+import orjson
+
+from resolver.errors import InputError, MissingExtraError
+from resolver.serve.api_errors import (ApiError, bad_request, body_too_large, internal,
+                                       method_not_allowed, missing_key, model_not_found,
+                                       unknown_url, wrong_key)
+from resolver.serve.cache import MemoryCache, estimate_bytes
+from resolver.serve.config import ServeConfig
+from resolver.serve.conversation import Conversation, Remembered, remember, split
+from resolver.serve.reply import chunks, completion, factres_field, usage
+from resolver.serve.request import ChatRequest, parse_request
+
+NEEDS_EXTRA = ("factres serve needs the serve extra (Starlette and uvicorn), which is not "
+               "installed: pip install 'factres[serve]'")
+
+try:
+    # The web stack is the `serve` extra: only this module imports it, and only the serve
+    # command imports this module.
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
+    from starlette.requests import ClientDisconnect, Request
+    from starlette.responses import Response, StreamingResponse
+    from starlette.routing import Route
+except ImportError as exc:  # the extra is missing: say what to install
+    raise MissingExtraError(NEEDS_EXTRA) from exc
+
+log = logging.getLogger("factres.serve")
+JSON = "application/json"
+
+
+class Service:
+    """What the routes do, without HTTP: one config, one memory cache."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self.cache = MemoryCache(config.cache_bytes)
+        self.started = int(time.time())
+
+    def authorize(self, request: Request) -> None:
+        if self.config.api_key is None:
+            return
+        header = request.headers.get("authorization", "")
+        scheme, _, key = header.partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
+            raise missing_key()
+        if not hmac.compare_digest(key.strip().encode(), self.config.api_key.encode()):
+            raise wrong_key()
+
+    def prepare(self, body: bytes, clock: "_Clock") -> tuple[ChatRequest, Conversation]:
+        """The request read and its conversation split (ApiError for a request refused)."""
+        request = parse_request(body)
+        if not self.config.accepts(request.model):
+            raise model_not_found(request.model, self.config.listed)
+        clock.lap("parse")
+        conversation = split(request.messages)
+        clock.lap("split")
+        return request, conversation
+
+    def remembered(self, conversation: Conversation) -> tuple[Remembered, bool]:
+        """(the conversation's memory, whether it was cached), built when it is new."""
+        config = self.config
+        try:
+            return self.cache.get(
+                conversation.key, lambda: remember(conversation, config.plan_sets, config.mode),
+                lambda r: estimate_bytes(r.facts, r.chars))
+        except InputError as exc:
+            raise bad_request(f"The messages cannot be read as text: {exc}",
+                              param="messages", code="invalid_value") from None
+
+    def answer(self, request: ChatRequest, conversation: Conversation, remembered: Remembered,
+               cached: bool, clock: "_Clock") -> tuple[bool, object]:
+        """(streamed, the reply: JSON bytes, or the events)."""
+        answer = remembered.memory.query(conversation.question)
+        clock.lap("query")
+        extra = factres_field(answer, remembered, cached, self.config.describe())
+        counts = usage(conversation, remembered, answer)
+        if request.stream:
+            reply = True, chunks(request.model, answer, counts, extra, request.include_usage)
+        else:
+            reply = False, completion(request.model, answer, counts, extra)
+        clock.lap("reply")
+        return reply
+
+    def build_and_answer(self, request: ChatRequest, conversation: Conversation,
+                         clock: "_Clock") -> tuple[bool, object]:
+        """A worker thread's part for a memory not in the cache: build it (or wait for the
+        request building it), then answer."""
+        clock.lap("wait")
+        remembered, cached = self.remembered(conversation)
+        if not cached:
+            release_free_memory()
+        clock.lap("memory")
+        return self.answer(request, conversation, remembered, cached, clock)
+
+    def models(self) -> dict:
+        about = self.about()
+        return {"object": "list", "factres": about,
+                "data": [self.model(name) for name in self.config.listed]}
+
+    def model(self, name: str) -> dict:
+        return {"id": name, "object": "model", "created": self.started, "owned_by": "factres",
+                "factres": self.config.describe()}
+
+    def about(self) -> dict:
+        return {**self.config.describe(),
+                "accepts": list(self.config.models) if self.config.models else "any model name",
+                "cache": self.cache.stats()}
+
+
+def create_app(config: ServeConfig) -> Starlette:
+    """The app for `config`; uvicorn (or any ASGI server) runs it."""
+    service = Service(config)
+
+    async def chat(request: Request) -> Response:
+        service.authorize(request)
+        timing: dict[str, float] = {}
+        clock = _Clock(timing)
+        try:
+            body = await _read_body(request, config.max_body)
+        except ClientDisconnect:            # nobody to answer
+            return Response(status_code=400)
+        clock.lap("read")
+        try:
+            request_, conversation = service.prepare(body, clock)
+            # A memory in the cache answers here, on the event loop (a few ms at most, and no
+            # hand-over between threads); a new one is built in a worker thread, so the loop
+            # keeps serving while it is.
+            found = service.cache.lookup(conversation.key)
+            clock.lap("memory")
+            if found is not None:
+                streamed, reply = service.answer(request_, conversation, found, True, clock)
+            else:
+                streamed, reply = await run_in_threadpool(service.build_and_answer, request_,
+                                                          conversation, clock)
+        except ApiError:
+            raise
+        except Exception as exc:            # a fault of ours: say so, log it, keep serving
+            log.exception("chat completion failed")
+            raise internal(type(exc).__name__) from None
+        header = {"server-timing": ", ".join(f"{k};dur={v:.3f}" for k, v in timing.items())}
+        if streamed:
+            return StreamingResponse(iter(reply), media_type="text/event-stream",
+                                     headers=header | {"cache-control": "no-cache"})
+        return Response(reply, media_type=JSON, headers=header)
+
+    async def models(request: Request) -> Response:
+        service.authorize(request)
+        return _json(service.models())
+
+    async def model(request: Request) -> Response:
+        service.authorize(request)
+        name = request.path_params["name"]
+        if not config.accepts(name):
+            raise model_not_found(name, config.listed)
+        return _json(service.model(name) | {"factres": service.about()})
+
+    async def refused(request: Request, exc: ApiError) -> Response:
+        return Response(exc.to_bytes(), status_code=exc.status, media_type=JSON)
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        try:
+            service.authorize(request)
+        except ApiError as denied:
+            return await refused(request, denied)
+        if exc.status_code == 405:
+            error = method_not_allowed(request.method, request.url.path)
+        elif exc.status_code == 404:
+            error = unknown_url(request.method, request.url.path)
+        else:
+            error = ApiError(exc.status_code, str(exc.detail))
+        return await refused(request, error)
+
+    async def fault(request: Request, exc: Exception) -> Response:
+        log.error("unexpected %s on %s %s", type(exc).__name__, request.method, request.url.path)
+        return await refused(request, internal(type(exc).__name__))
+
+    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
+                            Route("/v1/models", models, methods=["GET"]),
+                            Route("/v1/models/{name:path}", model, methods=["GET"])],
+                    exception_handlers={ApiError: refused, HTTPException: http_error,
+                                        Exception: fault})
+    app.state.service = service
+    return app
+
+
+def _malloc_trim():
+    """glibc's malloc_trim, or None where the C library has none."""
+    import ctypes
+    import ctypes.util
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    return trim
+
+
+_TRIM = _malloc_trim()
+
+
+def release_free_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc; elsewhere nothing). Called after
+    each memory is built (and others evicted): a harness sends about 1 MB with every question,
+    and glibc serves those bodies from a heap that the memories' tables fragment, so freed
+    pages stay resident. After 50 conversations a server keeping no memory held 210 MiB
+    without this, 141 MiB with it (benchmarks/serve.py, rss); a fixed mmap threshold held
+    less (91 MiB) but cost every 262K request 1.2 ms more in page faults."""
+    if _TRIM is not None:
+        _TRIM(0)
+
+
+class _Clock:
+    """Milliseconds between laps, into `timing` (a step's name -> ms)."""
+
+    def __init__(self, timing: dict[str, float], start: float | None = None) -> None:
+        self.timing = timing
+        self.last = time.perf_counter() if start is None else start
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.timing[name] = (now - self.last) * 1e3
+        self.last = now
+
+
+DRAIN = 4          # a body over the limit is still read (and dropped) up to this many limits
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The body, or 413 past `limit` bytes. A body over the limit is read to its end and
+    dropped when it is not much larger (up to DRAIN limits), so that a client still sending
+    it gets the 413 instead of a connection reset; a larger one is cut off."""
+    declared = request.headers.get("content-length")
+    if declared is not None and not declared.isdigit():
+        raise bad_request("Content-Length is not a number of bytes")
+    if declared is not None and int(declared) > DRAIN * limit:
+        raise body_too_large(limit)
+    parts, size = [], 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            parts = []
+            if size > DRAIN * limit:
+                break
+        else:
+            parts.append(part)
+    if size > limit:
+        raise body_too_large(limit)
+    return b"".join(parts)
+
+
+def _json(data: dict) -> Response:
+    return Response(orjson.dumps(data), media_type=JSON)
+
+
+def uvicorn_config(config: ServeConfig, *, access_log: bool = True,
+                   log_level: str = "info") -> "uvicorn.Config":
+    return uvicorn.Config(create_app(config), host=config.host, port=config.port,
+                          access_log=access_log, log_level=log_level,
+                          server_header=False, date_header=False)
+
+
+def serve(config: ServeConfig, *, access_log: bool = True, log_level: str = "info") -> None:
+    """Run the server until it is stopped (Ctrl-C)."""
+    uvicorn.Server(uvicorn_config(config, access_log=access_log, log_level=log_level)).run()
+
+
+@contextlib.contextmanager
+def serving(config: ServeConfig, *, log_level: str = "warning") -> Iterator[str]:
+    """Run the server in a thread while the block lasts; yields its base URL
+    ("http://127.0.0.1:PORT/v1", the port uvicorn bound when `config.port` is 0)."""
+    server = uvicorn.Server(uvicorn_config(config, access_log=False, log_level=log_level))
+    thread = threading.Thread(target=server.run, name="factres-serve", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"the server did not start on {config.host}:{config.port}")
+        time.sleep(0.01)
+    host, port = server.servers[0].sockets[0].getsockname()[:2]
+    host = f"[{host}]" if ":" in host else host
+    try:
+        yield f"http://{host}:{port}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

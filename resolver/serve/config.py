@@ -1,0 +1,81 @@
+"""`ServeConfig`: everything `create_app` needs, checked once when it is made.
+
+Safe by default: the server binds 127.0.0.1, and any address that is not loopback needs an API
+key (anyone who can reach the port could otherwise fill its memory). The body limit fits the
+262K haystack (about 1.1 MB of text, 1.2 MB as a harness's JSON request) with a lot of room."""
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from resolver import __version__
+from resolver.errors import InputError
+from resolver.memory.memory import MODES
+from resolver.plan.planning import LIVE_SETS
+
+MIB = 1 << 20
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+DEFAULT_MAX_BODY = 16 * MIB
+DEFAULT_CACHE = 512 * MIB      # about 20 memories of the 262K context, warm (cache.py)
+OWN_MODEL = "factres"          # always accepted, always listed
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names only this machine: "localhost", or an address in 127.0.0.0/8 or
+    ::1 (brackets allowed)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False          # a name: it may resolve to anything
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT            # 0: any free port
+    api_key: str | None = None          # None: no key asked (loopback only)
+    max_body: int = DEFAULT_MAX_BODY    # bytes of a request body; more is refused with 413
+    models: tuple[str, ...] = ()        # model names accepted besides "factres"; () = any
+    cache_bytes: int = DEFAULT_CACHE    # the memory cache's budget (estimated resident bytes)
+    plan_sets: tuple[str, ...] = LIVE_SETS
+    mode: str = "search"
+
+    def __post_init__(self) -> None:
+        if self.api_key is not None and not self.api_key.strip():
+            raise InputError("the API key is empty", expected="a non-empty key, or no key")
+        if not is_loopback(self.host) and self.api_key is None:
+            raise InputError(f"binding {self.host} (not a loopback address) needs an API key: "
+                             "anyone who reaches the port could use and fill the server",
+                             expected="--api-key KEY, or a loopback host such as 127.0.0.1")
+        if not 0 <= self.port <= 65535:
+            raise InputError(f"port {self.port} is out of range", expected="0 to 65535")
+        if self.max_body < 1:
+            raise InputError("the body limit must be positive", expected="a size in MB")
+        if self.cache_bytes < 0:
+            raise InputError("the cache budget must not be negative", expected="a size in MB")
+        unknown = [s for s in self.plan_sets if s.removeprefix("live:") not in LIVE_SETS]
+        if unknown or not self.plan_sets:
+            raise InputError(f"unknown live plan set {unknown[0]!r}" if unknown
+                             else "no plan set named", expected=f"some of {', '.join(LIVE_SETS)}")
+        if self.mode not in MODES:
+            raise InputError(f"unknown mode {self.mode!r}", expected=" or ".join(MODES))
+        if any(not m for m in self.models):
+            raise InputError("an empty model name", expected="model names such as gpt-4o-mini")
+
+    def accepts(self, model: str) -> bool:
+        """Whether a request may name `model`: any name when no names were given."""
+        return not self.models or model == OWN_MODEL or model in self.models
+
+    @property
+    def listed(self) -> tuple[str, ...]:
+        """The names `GET /v1/models` lists: "factres", then the accepted names in order."""
+        return (OWN_MODEL,) + tuple(m for m in dict.fromkeys(self.models) if m != OWN_MODEL)
+
+    def describe(self) -> dict:
+        """What `/v1/models` and every reply say about the server (no key)."""
+        return {"version": __version__, "plan_sets": [f"live:{s.removeprefix('live:')}"
+                                                      for s in self.plan_sets],
+                "mode": self.mode}

@@ -1,0 +1,174 @@
+"""A conversation split into its memory part and its question, the memory's key, and the
+`Memory` built from the memory part.
+
+The question is the one asked at the end of the last user message: inside the harness's
+instruction prompt when the message holds one (`harness.prompt_start`: the text from the
+prompt's opening on), else the message's last sentence when it is a question (ends with "?"; a
+trailing "Answer:" cue is left aside), else the whole message. Everything else, in every
+message and in any layout, is the memory part: the harness's single user message (memorize
+frames joined by line breaks, then the prompt), or one message per chunk with assistant
+acknowledgements between, or a system message holding the context.
+
+The key is the sha256 of the memory part (each message's role and text, in order), so a
+harness that resends the same context with each of its 100 questions finds the memory built
+for the first one. The question, the model name and every other parameter stay out of it.
+
+Building the memory: a message holding no serial ("<digits>. ") holds no facts (a system
+prompt, an acknowledgement, an instruction) and is passed over whole, counted by role; the
+others are fed to one `Memory` in order, joined by one space, as the harness joins the
+sentences of a chunk (its chunks end at sentence ends, and a frame or a line break around a
+message's text is the reader's to pass over). So a fact cut across two chunk messages comes
+back whole; a message of a chunk that holds no serial at all ("Louis." alone) would be passed
+over, which the harness's chunks of 4,096 tokens never are. Inside the fed text, a piece that
+fits no template and holds no serial is text too (counted as passed over, "text"); a fact-like
+piece that did not parse, a duplicate serial and a serial out of order are reported."""
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from resolver.memory import harness
+from resolver.memory.memory import Memory
+from resolver.memory.stream import PASSED_KINDS, UNPARSED, Report
+from resolver.serve.request import Message
+
+TEXT = "text"                       # passed over: a piece that fits no template, no serial in it
+REPORTS_SHOWN = 20                  # reports a reply lists (all are counted)
+_SERIAL_LIKE = re.compile(r"\d\. ")
+_ENDS = tuple(end + blank for end in ".!?" for blank in " \n\t\r")
+_NONBLANK = re.compile(r"\S")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    messages: tuple[Message, ...]
+    last: int                       # the last user message
+    start: int                      # where its question part starts
+    question: str                   # what the memory is asked (a prompt, or a bare question)
+    key: str                        # "sha256:<hex>" of the memory part
+
+    @property
+    def asked(self) -> str:
+        """The last user message's text from the question on."""
+        return self.messages[self.last].text[self.start:]
+
+    @property
+    def memory(self) -> tuple[Message, ...]:
+        """The memory part: every message's text but the question's, blank ones left out.
+        Made when asked (a memory is built), since it copies the last message's text."""
+        last = self.messages[self.last]
+        parts = (*self.messages[:self.last], Message(last.role, last.text[:self.start]),
+                 *self.messages[self.last + 1:])
+        return tuple(m for m in parts if _NONBLANK.search(m.text))
+
+    @property
+    def words(self) -> int:
+        """Whitespace-separated words of the question's part (`Remembered.words` counts the
+        memory part's): how a reply counts prompt tokens."""
+        return len(self.asked.split())
+
+
+def split(messages: tuple[Message, ...]) -> Conversation:
+    """The conversation's memory part, its question and its key (see the module docstring).
+    `messages` holds at least one user message (`request.parse_request` checks it).
+
+    Runs on every request, over a whole context: the key is hashed from each message's UTF-8
+    bytes in place (the last message's memory part is a view of its bytes), and nothing of
+    the size of the context is copied but the encoding."""
+    last = max(i for i, m in enumerate(messages) if m.role == "user")
+    start, question = split_question(messages[last].text)
+    digest = hashlib.sha256()
+    for i, m in enumerate(messages):
+        end = start if i == last else len(m.text)
+        if not _NONBLANK.search(m.text, 0, end):
+            continue
+        data = m.text.encode("utf-8", "surrogatepass")
+        if end < len(m.text):
+            data = memoryview(data)[:len(data) - len(m.text[end:].encode("utf-8",
+                                                                          "surrogatepass"))]
+        digest.update(b"%s\0%d\0" % (m.role.encode(), len(data)))
+        digest.update(data)
+    return Conversation(messages, last, start, question, "sha256:" + digest.hexdigest())
+
+
+def split_question(text: str) -> tuple[int, str]:
+    """(where the question part starts, what to ask) in the last user message: the text
+    before `start` is memory."""
+    start = harness.prompt_start(text)
+    if start is not None:
+        return start, text[start:]
+    end = _blank_end(text, len(text))
+    cue = harness.ANSWER_CUE.strip()
+    if text.endswith(cue, 0, end):
+        end = _blank_end(text, end - len(cue))
+    start = max(text.rfind(e, 0, end) for e in _ENDS) + 1    # after the last sentence end, or 0
+    while start < end and text[start].isspace():
+        start += 1
+    if text.endswith("?", 0, end):
+        return start, text[start:end]
+    return 0, text
+
+
+def _blank_end(text: str, end: int) -> int:
+    """`end` moved back over blanks (no copy of `text`)."""
+    while end and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """A memory built from a conversation's memory part, with what building it did."""
+    memory: Memory
+    key: str
+    facts: int                                  # facts committed
+    chars: int                                  # characters fed to the memory
+    words: int                                  # whitespace words of the memory part
+    passed_over: dict[str, int]                 # the reader's kinds and TEXT -> count
+    messages_passed_over: dict[str, int]        # role -> messages without facts
+    reported: dict[str, int]                    # report kind -> count
+    reports: tuple[Report, ...] = field(default=())     # the first REPORTS_SHOWN
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "facts": self.facts, "passed_over": dict(self.passed_over),
+                "messages_passed_over": dict(self.messages_passed_over),
+                "reported": dict(self.reported),
+                "reports": [r.to_json() for r in self.reports]}
+
+
+def remember(conversation: Conversation, plan_sets: tuple[str, ...], mode: str) -> Remembered:
+    """A new `Memory` holding the conversation's memory part (see the module docstring).
+    InputError when a message is not text UTF-8 can encode (a lone surrogate)."""
+    memory = Memory(plan_sets, mode)
+    passed: Counter = Counter({kind: 0 for kind in (*PASSED_KINDS, TEXT)})
+    messages: Counter = Counter()
+    reports: list[Report] = []
+    chars = words = 0
+    fed = False
+
+    def add(result) -> None:
+        passed.update(result.passed_over)
+        for report in result.reports:
+            if report.kind == UNPARSED and report.serial is None \
+                    and not _SERIAL_LIKE.search(report.text):
+                passed[TEXT] += 1
+            else:
+                reports.append(report)
+
+    for message in conversation.memory:
+        words += len(message.text.split())
+        if not _SERIAL_LIKE.search(message.text):
+            messages[message.role] += 1
+            continue
+        if fed:
+            add(memory.ingest(" "))
+        add(memory.ingest(message.text))
+        chars += len(message.text)
+        fed = True
+    add(memory.flush())
+    reported = Counter(r.kind for r in reports)
+    return Remembered(memory, conversation.key, len(memory.store), chars, words,
+                      dict(sorted(passed.items())), dict(sorted(messages.items())),
+                      dict(sorted(reported.items())), tuple(reports[:REPORTS_SHOWN]))

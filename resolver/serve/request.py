@@ -1,0 +1,117 @@
+"""A chat-completions request body, read and checked: the model, the messages as (role, text),
+`stream` and `stream_options.include_usage`. Everything factres has no use for (temperature,
+max_tokens, top_p, stop, tools, ...) is accepted and ignored, as the issue asks; `n` above 1 is
+refused (factres has one answer). Each refusal is the `ApiError` OpenAI gives, naming the
+parameter (`messages[2].content`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+from resolver.serve.api_errors import bad_request, invalid_json
+
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    text: str        # the content as text: a string, or its text parts joined by line breaks
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    model: str
+    messages: tuple[Message, ...]
+    stream: bool = False
+    include_usage: bool = False      # stream_options.include_usage: a last chunk with usage
+
+
+def parse_request(body: bytes) -> ChatRequest:
+    """The request in `body`, or the ApiError (400) naming what is wrong."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise invalid_json(str(exc)) from None
+    if not isinstance(data, dict):
+        raise invalid_json(f"the body is a JSON {_kind(data)}, not an object")
+    model = data.get("model")
+    if model is None:
+        raise bad_request("you must provide a model parameter", param="model")
+    if not isinstance(model, str) or not model:
+        raise bad_request(f"Invalid type for 'model': expected a non-empty string, but got "
+                          f"{_kind(model)}.", param="model", code="invalid_type")
+    n = data.get("n")
+    if n is not None:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise bad_request(f"Invalid value for 'n': expected an integer of at least 1, but "
+                              f"got {_kind(n)} {n!r}.", param="n", code="invalid_value")
+        if n > 1:
+            raise bad_request(f"n = {n} is not supported: factres gives one answer per "
+                              "question (n must be 1).", param="n", code="unsupported_value")
+    stream = data.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise bad_request(f"Invalid type for 'stream': expected a boolean, but got "
+                          f"{_kind(stream)}.", param="stream", code="invalid_type")
+    options = data.get("stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise bad_request(f"Invalid type for 'stream_options': expected an object, but got "
+                          f"{_kind(options)}.", param="stream_options", code="invalid_type")
+    usage = (options or {}).get("include_usage")
+    return ChatRequest(model, _messages(data.get("messages")), bool(stream), usage is True)
+
+
+def _messages(raw) -> tuple[Message, ...]:
+    if raw is None:
+        raise bad_request("Missing required parameter: 'messages'.", param="messages",
+                          code="missing_required_parameter")
+    if not isinstance(raw, list):
+        raise bad_request(f"Invalid type for 'messages': expected an array, but got "
+                          f"{_kind(raw)}.", param="messages", code="invalid_type")
+    out = []
+    for i, message in enumerate(raw):
+        where = f"messages[{i}]"
+        if not isinstance(message, dict):
+            raise bad_request(f"Invalid type for '{where}': expected an object, but got "
+                              f"{_kind(message)}.", param=where, code="invalid_type")
+        role = message.get("role")
+        if role not in ROLES:
+            raise bad_request(f"Invalid value for '{where}.role': {role!r}; supported values "
+                              f"are: {', '.join(repr(r) for r in ROLES)}.",
+                              param=f"{where}.role", code="invalid_value")
+        out.append(Message(role, _text(message.get("content"), f"{where}.content")))
+    if not any(m.role == "user" for m in out):
+        raise bad_request("The messages hold no user message: factres answers the question "
+                          "at the end of the last user message.", param="messages",
+                          code="no_user_message")
+    return tuple(out)
+
+
+def _text(content, where: str) -> str:
+    """A message's content as text: a string; text parts joined by line breaks; "" for none
+    (an assistant message that only called tools)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise bad_request(f"Invalid type for '{where}': expected a string or an array of "
+                          f"content parts, but got {_kind(content)}.", param=where,
+                          code="invalid_type")
+    texts = []
+    for j, part in enumerate(content):
+        here = f"{where}[{j}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind != "text" or not isinstance(part.get("text"), str):
+            found = f"a part of type {kind!r}" if isinstance(part, dict) else _kind(part)
+            raise bad_request(f"Invalid content part '{here}': factres reads text only "
+                              f'({{"type": "text", "text": "..."}}), not {found}.',
+                              param=here, code="invalid_value")
+        texts.append(part["text"])
+    return "\n".join(texts)
+
+
+def _kind(value) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
+            float: "number", type(None): "null"}.get(type(value), type(value).__name__)

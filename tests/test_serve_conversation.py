@@ -1,0 +1,303 @@
+"""The server's parts without HTTP (resolver/serve): a request body read and checked, a
+conversation split into memory and question in every layout, the memory's key, the memory
+built from it (what is passed over, what is reported), and the memory cache (least recently
+used out past its byte budget, one build per key)."""
+from __future__ import annotations
+
+import threading
+import time
+
+import orjson
+import pytest
+
+from resolver.errors import InputError
+from resolver.memory import harness
+from resolver.serve.api_errors import ApiError
+from resolver.serve.cache import MemoryCache, estimate_bytes
+from resolver.serve.config import ServeConfig, is_loopback
+from resolver.serve.conversation import TEXT, remember, split, split_question
+from resolver.serve.request import Message, parse_request
+
+SYSTEM = "You are a helpful assistant that can read the context and memorize it for future " \
+         "retrieval."
+FACTS = "Here is a list of facts:\n0. Tim Cook is employed by Apple.\n" \
+        "1. Tim Cook is employed by Google.\n2. Paris is located in the country of France."
+QUESTION = "Who is Tim Cook employed by?"
+
+
+def harness_messages(context: str, question: str, chunk_tokens: int = 4096) -> tuple:
+    frames = [harness.frame_chunk(c, f"2025-01-01 00:00:{i:02d}")
+              for i, c in enumerate(harness.chunk_context(context, chunk_tokens))]
+    return (Message("system", SYSTEM),
+            Message("user", "\n".join(frames) + "\n" + harness.prompt(question)))
+
+
+# ---- the request body --------------------------------------------------------------------------
+def body(**fields) -> bytes:
+    return orjson.dumps({"model": "gpt-4o-mini", "messages": [
+        {"role": "user", "content": QUESTION}]} | fields)
+
+
+def test_a_request_keeps_what_factres_uses_and_ignores_the_rest():
+    request = parse_request(body(temperature=0.3, max_tokens=10, top_p=1, seed=7, stop=["\n"],
+                                 logit_bias={"1": 2}, tools=[], frobnicate={"x": 1}, n=1,
+                                 stream=True, stream_options={"include_usage": True}))
+    assert (request.model, request.stream, request.include_usage) == ("gpt-4o-mini", True, True)
+    assert request.messages == (Message("user", QUESTION),)
+
+
+def test_content_parts_are_joined_and_a_tool_call_message_is_empty():
+    request = parse_request(body(messages=[
+        {"role": "assistant", "content": None, "tool_calls": []},
+        {"role": "user", "content": [{"type": "text", "text": "0. A is B."},
+                                     {"type": "text", "text": QUESTION}]}]))
+    assert request.messages == (Message("assistant", ""),
+                                Message("user", "0. A is B.\n" + QUESTION))
+
+
+@pytest.mark.parametrize("raw, status, code, param, words", [
+    (b"{not json", 400, "invalid_json", None, "could not parse the JSON body"),
+    (b"", 400, "invalid_json", None, "could not parse the JSON body"),
+    (b"[1, 2]", 400, "invalid_json", None, "a JSON array, not an object"),
+    (b'{"model": "m", "messages": [{"role": "user", "content": "\\ud800"}]}', 400,
+     "invalid_json", None, "surrogate"),
+    (body(model=None), 400, None, "model", "you must provide a model parameter"),
+    (body(model=3), 400, "invalid_type", "model", "expected a non-empty string"),
+    (body(messages=None), 400, "missing_required_parameter", "messages", "'messages'"),
+    (body(messages="hi"), 400, "invalid_type", "messages", "expected an array"),
+    (body(messages=[]), 400, "no_user_message", "messages", "hold no user message"),
+    (body(messages=[{"role": "system", "content": SYSTEM}]), 400, "no_user_message",
+     "messages", "hold no user message"),
+    (body(messages=["hi"]), 400, "invalid_type", "messages[0]", "expected an object"),
+    (body(messages=[{"role": "boss", "content": "x"}]), 400, "invalid_value",
+     "messages[0].role", "'boss'"),
+    (body(messages=[{"role": "user", "content": 5}]), 400, "invalid_type",
+     "messages[0].content", "expected a string or an array"),
+    (body(messages=[{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]),
+     400, "invalid_value", "messages[0].content[0]", "factres reads text only"),
+    (body(n=2), 400, "unsupported_value", "n", "n = 2 is not supported"),
+    (body(n=0), 400, "invalid_value", "n", "at least 1"),
+    (body(n="1"), 400, "invalid_value", "n", "at least 1"),
+    (body(stream="yes"), 400, "invalid_type", "stream", "expected a boolean"),
+    (body(stream_options=[]), 400, "invalid_type", "stream_options", "expected an object"),
+])
+def test_bad_requests_are_refused_with_openai_errors(raw, status, code, param, words):
+    with pytest.raises(ApiError) as err:
+        parse_request(raw)
+    error = err.value.body()["error"]
+    assert (err.value.status, error["type"], error["code"], error["param"]) == \
+        (status, "invalid_request_error", code, param)
+    assert words in error["message"]
+
+
+# ---- splitting -------------------------------------------------------------------------------
+def test_the_harness_layout_splits_at_the_prompt_and_keeps_the_key_across_questions():
+    one = split(harness_messages(FACTS, QUESTION))
+    two = split(harness_messages(FACTS, "Which country is Paris located in?"))
+    assert one.key == two.key and one.key.startswith("sha256:")
+    assert one.question == harness.prompt(QUESTION) and one.asked == one.question
+    assert one.words == len(harness.prompt(QUESTION).split())
+    assert harness.question_of(one.question) == QUESTION
+    (system, memory) = one.memory
+    assert system == Message("system", SYSTEM)
+    assert memory.text.endswith("answer the question you ask.\n")
+    assert harness.NOW_ANSWER not in memory.text
+
+
+def parts(text: str) -> tuple[str, str, str]:
+    """(memory part, the text from the question on, what is asked)."""
+    start, question = split_question(text)
+    return text[:start], text[start:], question
+
+
+@pytest.mark.parametrize("style", sorted(harness.STYLES))
+def test_the_prompt_is_found_in_either_style_and_its_example_is_never_the_question(style):
+    text = FACTS + "\n" + harness.prompt(QUESTION, style)
+    before, asked, question = parts(text)
+    assert before == FACTS + "\n" and harness.question_of(question) == QUESTION
+    # a prompt without its opening: from "Now Answer the Question:" on, or the last lead-in
+    variant = FACTS + "\nNow Answer the Question: " + harness.STYLES[style] + QUESTION
+    assert parts(variant)[0] == FACTS + "\n"
+    lead_only = FACTS + "\n" + harness.STYLES[style] + QUESTION + " \nAnswer:"
+    assert harness.question_of(parts(lead_only)[2]) == QUESTION
+    example_only = harness.prompt(QUESTION, style).split(harness.NOW_ANSWER)[0]
+    assert harness.question_of(parts(FACTS + "\n" + example_only)[2]) == ""
+
+
+def test_without_a_prompt_the_last_sentence_is_the_question_when_it_asks():
+    assert parts(FACTS + "\n" + QUESTION) == (FACTS + "\n", QUESTION, QUESTION)
+    assert parts(FACTS + " " + QUESTION + "\nAnswer: \n") == \
+        (FACTS + " ", QUESTION + "\nAnswer: \n", QUESTION)
+    assert parts(FACTS + "\n" + QUESTION + "  \n") == (FACTS + "\n", QUESTION + "  \n", QUESTION)
+    assert parts(QUESTION) == ("", QUESTION, QUESTION)
+    assert parts("  " + QUESTION) == ("  ", QUESTION, QUESTION)
+    # not a question: the whole message is asked, and none of it is memory
+    assert parts(FACTS) == ("", FACTS, FACTS)
+    assert parts("Tell me where Tim Cook works.") == \
+        ("", "Tell me where Tim Cook works.", "Tell me where Tim Cook works.")
+    assert parts("") == ("", "", "")
+
+
+def test_the_question_is_in_the_last_user_message_and_every_other_text_is_memory():
+    messages = (Message("system", SYSTEM), Message("user", FACTS),
+                Message("assistant", "I have learned the facts."),
+                Message("user", QUESTION), Message("assistant", "Noted."))
+    conversation = split(messages)
+    assert conversation.question == QUESTION
+    assert conversation.memory == (messages[0], messages[1], messages[2], messages[4])
+
+
+def test_the_key_is_the_memory_part_and_nothing_else():
+    base = split(harness_messages(FACTS, QUESTION))
+    other_facts = split(harness_messages(FACTS.replace("Google", "Meta"), QUESTION))
+    other_role = split((Message("developer", SYSTEM), harness_messages(FACTS, QUESTION)[1]))
+    assert len({base.key, other_facts.key, other_role.key}) == 3
+    # message boundaries count: the same text cut into other messages is another memory
+    a = split((Message("user", "0. A is B."), Message("user", "1. C is D. " + QUESTION)))
+    b = split((Message("user", "0. A is B. 1. C is D."), Message("user", QUESTION)))
+    assert a.key != b.key
+
+
+# ---- the memory built from it -------------------------------------------------------------------
+def test_messages_without_facts_are_passed_over_by_role_and_counted():
+    messages = (Message("system", SYSTEM), Message("user", "Please memorize these facts."),
+                Message("user", "Here is a list of facts:\n0. Tim Cook is employed by Apple."),
+                Message("assistant", "I have learned the facts and I will answer the question "
+                                     "you ask."),
+                Message("user", "1. Tim Cook is employed by Google."),
+                Message("user", harness.prompt(QUESTION)))
+    remembered = remember(split(messages), ("rules", "lexicon"), "search")
+    assert remembered.messages_passed_over == {"assistant": 1, "system": 1, "user": 1}
+    assert remembered.facts == 2 and remembered.reported == {}
+    answer = remembered.memory.query(split(messages).question)
+    assert answer.text == "Google" and [h.line for h in answer.path] == [3]
+
+
+def test_text_without_a_serial_is_passed_over_and_fact_like_lines_are_reported():
+    messages = (Message("user", "Memorize the following.\n" + FACTS + "\n"
+                        "3. Something is beyond every template.\n"
+                        "1. Tim Cook is employed by Meta.\n"
+                        "A line with 7. inside it that fits nothing\n"
+                        "4. Rome is located in the country of Italy.\n" + QUESTION),)
+    remembered = remember(split(messages), ("rules", "lexicon"), "search")
+    assert remembered.passed_over[TEXT] == 1 and remembered.passed_over["header"] == 1
+    assert remembered.reported == {"duplicate": 1, "unparsed": 2}
+    assert [(r.kind, r.serial) for r in remembered.reports] == [
+        ("unparsed", 3), ("duplicate", 1), ("unparsed", None)]
+    assert remembered.facts == 4
+
+
+def test_a_fact_cut_across_two_chunk_messages_comes_back_whole():
+    messages = (Message("user", "0. Tim Cook is employed by Apple. 1. Joe Biden was born in "
+                                "the city of St."),
+                Message("assistant", "I have learned the facts."),
+                Message("user", "Louis. 2. Paris is located in the country of France."),
+                Message("user", "Which city was Joe Biden born in?"))
+    remembered = remember(split(messages), ("rules", "lexicon"), "search")
+    assert remembered.memory.query("Which city was Joe Biden born in?").text == "St. Louis"
+    assert remembered.facts == 3 and remembered.reported == {}
+
+
+def test_a_memory_part_that_is_not_unicode_text_is_an_input_error():
+    conversation = split((Message("user", "0. A \udc80 is employed by B."),
+                          Message("user", QUESTION)))
+    with pytest.raises(InputError, match="lone surrogate"):
+        remember(conversation, ("rules", "lexicon"), "search")
+
+
+# ---- the cache -------------------------------------------------------------------------------
+def test_the_least_recently_used_memory_goes_first_past_the_budget():
+    cache = MemoryCache(budget=250)
+    sizes = {"a": 100, "b": 100, "c": 100, "huge": 1000}
+    for key in ("a", "b"):
+        assert cache.get(key, lambda: key.upper(), lambda v: sizes[v.lower()]) == (key.upper(),
+                                                                                   False)
+    assert cache.get("a", lambda: pytest.fail("rebuilt"), len) == ("A", True)   # a is fresh
+    cache.get("c", lambda: "C", lambda v: 100)
+    assert cache.keys() == ["a", "c"]                  # b was the least recently used
+    assert cache.get("huge", lambda: "H", lambda v: 1000) == ("H", False)
+    assert cache.keys() == ["a", "c"] and "huge" not in cache     # answered, never kept
+    assert cache.stats() | {} == {"memories": 2, "estimated_bytes": 200, "budget_bytes": 250,
+                                  "hits": 1, "misses": 4, "evictions": 1}
+
+
+def test_concurrent_requests_for_one_new_memory_build_it_once():
+    cache = MemoryCache(budget=10**6)
+    builds = []
+
+    def build():
+        builds.append(1)
+        time.sleep(0.05)
+        return "memory"
+
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cache.get("k", build,
+                                                                        lambda v: 1)))
+               for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(builds) == 1
+    assert sorted(results) == [("memory", False)] + [("memory", True)] * 5
+
+
+def test_a_failed_build_is_raised_to_every_waiter_and_nothing_is_kept():
+    cache = MemoryCache(budget=10**6)
+    gate = threading.Event()
+
+    def build():
+        gate.wait(1)
+        raise InputError("bad text")
+
+    errors = []
+
+    def ask():
+        try:
+            cache.get("k", build, lambda v: 1)
+        except InputError as exc:
+            errors.append(str(exc))
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.05)
+    gate.set()
+    for t in threads:
+        t.join()
+    assert errors == ["bad text"] * 3 and cache.keys() == []
+    assert cache.get("k", lambda: "fine", lambda v: 1) == ("fine", False)
+
+
+def test_the_estimate_grows_with_facts_and_text():
+    assert estimate_bytes(0, 0) > 0
+    assert estimate_bytes(18332, 1127848) > estimate_bytes(455, 26509) * 8
+
+
+# ---- the configuration ---------------------------------------------------------------------------
+@pytest.mark.parametrize("host, loopback", [
+    ("127.0.0.1", True), ("127.3.2.1", True), ("::1", True), ("[::1]", True),
+    ("localhost", True), ("0.0.0.0", False), ("::", False), ("192.168.1.5", False),
+    ("example.org", False)])
+def test_only_loopback_addresses_bind_without_a_key(host, loopback):
+    assert is_loopback(host) is loopback
+    if loopback:
+        ServeConfig(host=host)
+    else:
+        with pytest.raises(InputError, match="not a loopback address"):
+            ServeConfig(host=host)
+        assert ServeConfig(host=host, api_key="k").api_key == "k"
+
+
+def test_the_config_refuses_what_cannot_serve():
+    for kwargs, words in [({"api_key": " "}, "the API key is empty"),
+                          ({"plan_sets": ("models",)}, "unknown live plan set 'models'"),
+                          ({"mode": "magic"}, "unknown mode 'magic'"),
+                          ({"models": ("",)}, "an empty model name"),
+                          ({"max_body": 0}, "must be positive")]:
+        with pytest.raises(InputError, match=words):
+            ServeConfig(**kwargs)
+    config = ServeConfig(models=("gpt-4o-mini", "factres", "gpt-4o-mini", "gpt-4o"))
+    assert config.listed == ("factres", "gpt-4o-mini", "gpt-4o")
+    assert config.accepts("factres") and config.accepts("gpt-4o") and not config.accepts("x")
+    assert ServeConfig().accepts("anything")
