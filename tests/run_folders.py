@@ -87,3 +87,46 @@ def rewrite_lines(path: Path, change) -> None:
     result = change(rows)
     rows = result if isinstance(result, list) else rows
     path.write_bytes(dumps_lines(rows))
+
+
+def write_outcome_folder(folder: Path, outcomes: list[tuple], *, split: str = "dev",
+                         plan_sets=("live:rules", "live:lexicon"), mode: str = "search") -> Path:
+    """A resolver run folder from outcomes alone, with no data behind it (for the readers that
+    never re-read the data: compare, tables). `outcomes`: (qid, source, em) or (qid, source,
+    em, gold) or (qid, source, em, gold, question); the prediction is "right" or "wrong" by
+    em, the gold ["right"] and the question "<qid>?" unless given. On the test split em is
+    dropped (an unscored run)."""
+    scored = split == "dev"
+    rows, traces = [], []
+    for case in outcomes:
+        qid, source, em = case[:3]
+        gold = list(case[3]) if len(case) > 3 else ["right"]
+        question = case[4] if len(case) > 4 else f"{qid}?"
+        prediction = "right" if em else "wrong"
+        row = {"qid": qid, "source": source, "question": question, "prediction": prediction,
+               "resolver_answer": prediction, "gold": gold if scored else None,
+               "em": em if scored else None, "plan": None, "plan_set": None, "reader": "none",
+               "reason": ""}
+        rows.append(row)
+        traces.append(trace_of(row, [], plan_sets))
+    meta = {"schema": META_SCHEMA, "run_id": folder.name,
+            "created_utc": "2026-01-01T00:00:00+00:00", "config_sha256": "0" * 64,
+            "config_identity": {}, "config": {"mode": mode, "plans": list(plan_sets),
+                                              "split": split},
+            "data": [], "data_sha256": {}, "split": split, "grammar_sha256": "",
+            "lexicon_sha256": {},
+            "plan_sets": [{"set_id": s, "source": "live", "planner": None, "model": None,
+                           "level": None, "manifest_sha256": None, "compiler_sha256": None,
+                           "plans_sha256": "", "questions_with_plans": 0} for s in plan_sets],
+            "reader": "none", "repair": "none", "lanes": {"reader": None, "repair": None},
+            "counts": {"questions": len(rows), "answered": len(rows)},
+            "versions": {}, "git": {"commit": None, "dirty": None}}
+    metrics = {"schema": METRICS_SCHEMA, "run_id": folder.name, "split": split,
+               "scored": scored, "reader": "none", "bootstrap": {},
+               "rows": _metrics_rows(rows, "none", scored)}
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_bytes(dumps(meta))
+    (folder / "predictions.jsonl").write_bytes(dumps_lines(rows))
+    (folder / "traces.jsonl").write_bytes(dumps_lines(traces))
+    (folder / "metrics.json").write_bytes(dumps(metrics))
+    return folder
