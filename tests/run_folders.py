@@ -94,15 +94,15 @@ def write_outcome_folder(folder: Path, outcomes: list[tuple], *, split: str = "d
     """A resolver run folder from outcomes alone, with no data behind it (for the readers that
     never re-read the data: compare, tables). `outcomes`: (qid, source, em) or (qid, source,
     em, gold) or (qid, source, em, gold, question); the prediction is "right" or "wrong" by
-    em, the gold ["right"] and the question "<qid>?" unless given. On the test split em is
-    dropped (an unscored run)."""
+    em (the gold's first answer, else "wrong"), the gold ["right"] and the question "<qid>?"
+    unless given. On the test split em is dropped (an unscored run)."""
     scored = split == "dev"
     rows, traces = [], []
     for case in outcomes:
         qid, source, em = case[:3]
         gold = list(case[3]) if len(case) > 3 else ["right"]
         question = case[4] if len(case) > 4 else f"{qid}?"
-        prediction = "right" if em else "wrong"
+        prediction = gold[0] if em else "wrong"
         row = {"qid": qid, "source": source, "question": question, "prediction": prediction,
                "resolver_answer": prediction, "gold": gold if scored else None,
                "em": em if scored else None, "plan": None, "plan_set": None, "reader": "none",
