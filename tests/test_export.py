@@ -1,4 +1,4 @@
-"""`factres export` (resolver/run/export.py, scoring.harness_metrics): the harness's per-record
+"""`factres export` (resolver/run/export.py, export.harness_metrics): the harness's per-record
 metrics against every record of the two real result files, an imported harness run exported
 back to its own files field for field, the round trip through `factres score` for a resolver
 run and two imported runs, the folder (new, named as the harness names it, written whole), and
@@ -18,8 +18,7 @@ from test_oracle_paths import MH, SH, write_tiny
 from resolver.cli import main
 from resolver.memory.harness import prompt
 from resolver.run import export
-from resolver.run.export import export_run, file_name
-from resolver.run.scoring import harness_metrics
+from resolver.run.export import export_run, file_name, harness_metrics
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "results"

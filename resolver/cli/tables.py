@@ -20,13 +20,14 @@ from resolver.report import paper_tables
                    "input, else it is an error.")
 @results_dir_option("Where run and oracle folders are")
 @click.option("--references", type=click.Path(dir_okay=False),
-              help="References file for mab-ref. Default: resolver/data/references.json.")
+              help="References file for mab-ref and --with-references. Default: "
+                   "resolver/data/references.json.")
 @click.option("--plot", is_flag=True,
               help="Also write PNG figures (needs the plot extra: pip install 'factres[plot]').")
 @click.option("--baseline", metavar="RUN",
               help="Mark each mab-fc EM cell that differs significantly from this run (a run id "
-                   "or folder, scored): ↑ above, ↓ below, by the exact McNemar test (p below 0.05) "
-                   "on the questions both runs have; the footnotes name the test and the "
+                   "or folder, scored): ↑ above, ↓ below, by the exact McNemar test (p below "
+                   "0.05) on the questions both runs have; the footnotes name the test and the "
                    "baseline.")
 @click.option("--with-references", is_flag=True,
               help="Add the published reference rows (--references) to mab-fc, in a group of "

@@ -18,7 +18,7 @@ cannot know is left out):
 - `data`: one record per question that has a prediction (every question of a resolver run; an
   imported run's questions that had a record), in the run's order: `output` (the prediction),
   `parsed_output` (the harness's `parse_output`), `exact_match`, `f1`,
-  `substring_exact_match` (`scoring.harness_metrics`: the harness's definitions, checked against
+  `substring_exact_match` (`harness_metrics`: the harness's definitions, checked against
   every record of the real files), `answer` (the run's gold), `query` (the harness's
   instruction prompt around the question, `memory.harness.prompt`, knowledge-pool style, as
   its long-context and RAG agents ask), `query_id` (the question's index in its row, from the
@@ -45,8 +45,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable, Sequence
 
 from resolver import __version__
 from resolver.errors import InputError, RunExistsError
@@ -54,7 +56,7 @@ from resolver.memory.harness import prompt
 from resolver.run.reader import RunFolder, read_run
 from resolver.run.result_schema import IMPORTED_KIND, TMP_PREFIX
 from resolver.run.run_folder import finish, reserve, write_file
-from resolver.run.scoring import harness_metrics, parse_output
+from resolver.run.scoring import harness_score, normalize_answer, parse_output
 
 FORMATS = ("mab",)
 DATASET = "Conflict_Resolution"       # the harness's dataset (and folder) of FactConsolidation
@@ -69,6 +71,52 @@ class Export:
     folder: Path                       # the new folder
     files: list[tuple[Path, int]] = field(default_factory=list)   # each file, its records
     warnings: list[str] = field(default_factory=list)
+
+
+# ---- the harness's per-record metrics --------------------------------------------------------
+# Here, not in scoring.py: scoring.py is part of every run's identity (identity.RESOLVER_FILES),
+# and these metrics decide nothing a run records.
+def exact_match(prediction: str, gold_answers: Iterable[str]) -> bool:
+    """MemoryAgentBench's (HELMET's) `exact_match` of one output: some gold answer normalises to
+    the normalised prediction. A bool, as the harness writes it."""
+    pred = normalize_answer(prediction)
+    return max((normalize_answer(g) == pred for g in gold_answers), default=False)
+
+
+def token_f1(prediction: str, gold_answers: Iterable[str]) -> int | float:
+    """MemoryAgentBench's (SQuAD's) `f1` of one output: the best over the gold answers of the F1
+    of the normalised words in common. The integer 0 when no word is in common (as the harness
+    writes it), else a float."""
+    pred = normalize_answer(prediction).split()
+    best: int | float = 0
+    for gold in gold_answers:
+        truth = normalize_answer(gold).split()
+        same = sum((Counter(pred) & Counter(truth)).values())
+        if same == 0:
+            continue
+        # SQuAD's arithmetic, step by step: another order can differ in the last bit
+        precision = 1.0 * same / len(pred)
+        recall = 1.0 * same / len(truth)
+        best = max(best, (2 * precision * recall) / (precision + recall))
+    return best
+
+
+def harness_metrics(output: str, gold_answers: Sequence[str]) -> dict[str, bool | int | float]:
+    """The per-record metrics a MemoryAgentBench result file holds that factres can compute as
+    the harness does, in the harness's order and types: `exact_match`, `f1` and
+    `substring_exact_match`, each the better of the raw output and `parse_output(output)`
+    (tests/test_export.py checks every record of the two real result files, values and types).
+    `substring_exact_match` is `harness_score`, the rule `factres score` reads them with. The
+    ROUGE scores are not computed: the files' few non-trivial values cannot pin down the
+    tokenizer and stemmer the harness uses."""
+    parsed = parse_output(output)
+    sub = bool(harness_score(output, gold_answers))
+    em = exact_match(output, gold_answers)
+    f1 = token_f1(output, gold_answers)
+    # max(parsed, raw) in the harness's order: on a tie the parsed output's value (and type)
+    em = max(exact_match(parsed, gold_answers), em)
+    f1 = max(token_f1(parsed, gold_answers), f1)
+    return {"exact_match": em, "f1": f1, "substring_exact_match": sub}
 
 
 def file_name(dataset_config: dict) -> str:

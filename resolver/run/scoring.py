@@ -98,51 +98,6 @@ def harness_score(output: str, gold_answers: Sequence[str]) -> int:
                score_answer(parse_output(output), gold_answers))
 
 
-# ---- the harness's other per-record metrics (factres export) ----------------------------------
-def exact_match(prediction: str, gold_answers: Iterable[str]) -> bool:
-    """MemoryAgentBench's (HELMET's) `exact_match` of one output: some gold answer normalises to
-    the normalised prediction. A bool, as the harness writes it."""
-    pred = normalize_answer(prediction)
-    return max((normalize_answer(g) == pred for g in gold_answers), default=False)
-
-
-def token_f1(prediction: str, gold_answers: Iterable[str]) -> int | float:
-    """MemoryAgentBench's (SQuAD's) `f1` of one output: the best over the gold answers of the F1
-    of the normalised words in common. The integer 0 when no word is in common (as the harness
-    writes it), else a float."""
-    from collections import Counter
-    pred = normalize_answer(prediction).split()
-    best: int | float = 0
-    for gold in gold_answers:
-        truth = normalize_answer(gold).split()
-        same = sum((Counter(pred) & Counter(truth)).values())
-        if same == 0:
-            continue
-        # SQuAD's arithmetic, step by step: another order can differ in the last bit
-        precision = 1.0 * same / len(pred)
-        recall = 1.0 * same / len(truth)
-        best = max(best, (2 * precision * recall) / (precision + recall))
-    return best
-
-
-def harness_metrics(output: str, gold_answers: Sequence[str]) -> dict[str, bool | int | float]:
-    """The per-record metrics a MemoryAgentBench result file holds that factres can compute as
-    the harness does, in the harness's order and types: `exact_match`, `f1` and
-    `substring_exact_match`, each the better of the raw output and `parse_output(output)`
-    (tests/test_export.py checks every record of the two real result files, values and types).
-    `substring_exact_match` is `harness_score`, the rule `factres score` reads them with. The
-    ROUGE scores are not computed: the files' few non-trivial values cannot pin down the
-    tokenizer and stemmer the harness uses."""
-    parsed = parse_output(output)
-    sub = bool(harness_score(output, gold_answers))
-    em = exact_match(output, gold_answers)
-    f1 = token_f1(output, gold_answers)
-    # max(parsed, raw) in the harness's order: on a tie the parsed output's value (and type)
-    em = max(exact_match(parsed, gold_answers), em)
-    f1 = max(token_f1(parsed, gold_answers), f1)
-    return {"exact_match": em, "f1": f1, "substring_exact_match": sub}
-
-
 # ---- stale rate -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Staleness:
