@@ -235,6 +235,23 @@ def test_out_writes_a_new_folder_and_never_overwrites(tmp_path):
     assert (out / "compare.md").read_bytes() == before
 
 
+def test_a_failed_write_leaves_no_report(tmp_path, monkeypatch):
+    from resolver.run import run_folder
+    write_file = run_folder.write_file
+
+    def full_disk(path, data):          # compare.md is written, compare.tex is not
+        if path.name == "compare.tex":
+            raise OSError(28, "No space left on device", str(path))
+        write_file(path, data)
+    monkeypatch.setattr(run_folder, "write_file", full_disk)
+    result = invoke("compare", PLAIN, SEARCH, "--results-dir", RESULTS, "--out",
+                    tmp_path / "report")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == (f"Error: {tmp_path / '.tmp-report' / 'compare.tex'}: No space "
+                             "left on device\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_refused_comparison_writes_nothing(tmp_path):
     out = tmp_path / "report"
     result = invoke("compare", PLAIN, "dev-6k-plian", "--results-dir", RESULTS, "--out", out)

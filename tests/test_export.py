@@ -195,9 +195,14 @@ def test_the_default_folder_is_named_after_the_run(tmp_path, monkeypatch):
 
 
 def test_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
-    def full_disk(path, data):
-        raise OSError(28, "No space left on device", str(path))
-    monkeypatch.setattr(export, "write_file", full_disk)
+    from resolver.run import run_folder
+    write_file = run_folder.write_file
+
+    def full_disk(path, data):          # the marker is written; the first result file is not
+        if path.suffix == ".json":
+            raise OSError(28, "No space left on device", str(path))
+        write_file(path, data)
+    monkeypatch.setattr(run_folder, "write_file", full_disk)
     result = invoke("export", SEARCH, "--results-dir", RESULTS, "--out", tmp_path / "x")
     assert result.exit_code == 1
     assert result.stderr.startswith(f"Error: {tmp_path / '.tmp-x'}/Conflict_Resolution/")

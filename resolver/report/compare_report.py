@@ -16,15 +16,13 @@ never passes for a report. User text (run names, labels, question ids) is escape
 per format (`resolver.escape`)."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Callable
 
 from resolver import escape
-from resolver.errors import RunExistsError
 from resolver.report.compare import Comparison, Pair, Row
-from resolver.run.result_schema import TMP_PREFIX, dumps
-from resolver.run.run_folder import finish, reserve, write_file
+from resolver.run.result_schema import dumps
+from resolver.run.run_folder import write_new_folder
 from resolver.run.tables import Cell, Table, latex_table, markdown_table, pct
 
 SCHEMA = "factres.compare/1"
@@ -201,21 +199,5 @@ def render(comparison: Comparison, fmt: str) -> str:
 def write_report(comparison: Comparison, out: str | Path) -> list[Path]:
     """compare.md, compare.tex and compare.json in the new folder `out` (claimed first, written
     whole, then renamed into place); a folder that exists is refused."""
-    final = Path(out)
-    if final.exists():
-        raise RunExistsError(f"{final} exists: factres compare writes a new folder and never "
-                             "overwrites; choose another --out")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = reserve(final.parent, final.name)
-    if tmp is None:
-        left = final.parent / (TMP_PREFIX + final.name)
-        raise RunExistsError(f"{final} is being written by another process (or an "
-                             f"interrupted one left {left}); choose another --out")
-    try:
-        for fmt in FORMATS:
-            write_file(tmp / FILES[fmt], render(comparison, fmt))
-        finish(tmp, final, f"the folder {final.name}")
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return [final / FILES[fmt] for fmt in FORMATS]
+    return write_new_folder(Path(out), {FILES[f]: render(comparison, f) for f in FORMATS},
+                            "factres compare")

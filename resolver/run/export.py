@@ -36,15 +36,14 @@ cannot know is left out):
   limits, chunk size, seed, file paths, chat template.
 - `factres`: where the file comes from (the run id, its kind, factres's version).
 
-The folder must be new: it is claimed and written like a run folder (`run_folder.reserve`,
-`finish`), so an export never overwrites anything and an interrupted one never passes for a
+The folder must be new: it is claimed and written like a run folder
+(`run_folder.write_new_folder`), so an export never overwrites anything and an interrupted one never passes for a
 whole one. Refused: an unscored run (no gold: the files hold the answer and the scores), a
 source that is no MemoryAgentBench FactConsolidation source."""
 from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,8 +53,8 @@ from resolver import __version__
 from resolver.errors import InputError, RunExistsError
 from resolver.memory.harness import prompt
 from resolver.run.reader import RunFolder, read_run
-from resolver.run.result_schema import IMPORTED_KIND, TMP_PREFIX
-from resolver.run.run_folder import finish, reserve, write_file
+from resolver.run.result_schema import IMPORTED_KIND
+from resolver.run.run_folder import write_new_folder
 from resolver.run.scoring import harness_score, normalize_answer, parse_output
 
 FORMATS = ("mab",)
@@ -194,7 +193,7 @@ def export_run(ref: str | Path, results_dir: str | Path | None = None, *,
     run = read_run(ref, results_dir)
     _check(run)
     final = Path(out) if out is not None else Path(f"{run.name}-mab")
-    if final.exists():
+    if final.exists():          # before the data is read; write_new_folder checks again
         raise RunExistsError(f"{final} exists: factres export writes a new folder and never "
                              "overwrites; choose another --out")
     # the question's index in its row (the harness's query_id): from the run's own data
@@ -217,20 +216,8 @@ def export_run(ref: str | Path, results_dir: str | Path | None = None, *,
                                f"rule than the run records: {', '.join(differ)}; the files "
                                "hold the harness's score, so factres score on them will not "
                                "reproduce the run there")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = reserve(final.parent, final.name)
-    if tmp is None:
-        left = final.parent / (TMP_PREFIX + final.name)
-        raise RunExistsError(f"{final} is being written by another process (or an "
-                             f"interrupted one left {left}); choose another --out")
-    try:
-        (tmp / DATASET).mkdir()
-        for source, payload in files.items():
-            name = file_name(payload["dataset_config"])
-            write_file(tmp / DATASET / name, json.dumps(payload, indent=4))
-            result.files.append((final / DATASET / name, len(payload["data"])))
-        finish(tmp, final, f"the folder {final.name}")
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    names = {source: file_name(payload["dataset_config"]) for source, payload in files.items()}
+    write_new_folder(final, {f"{DATASET}/{names[s]}": json.dumps(p, indent=4)
+                             for s, p in files.items()}, "factres export")
+    result.files = [(final / DATASET / names[s], len(p["data"])) for s, p in files.items()]
     return result
