@@ -299,7 +299,7 @@ def test_runs_whose_gold_disagrees_are_refused_naming_the_question(tmp_path):
                                           ("q2", "factconsolidation_sh_6k", 0, ["y", "z"])])
     result = invoke("compare", "a", "b", "--results-dir", tmp_path)
     assert result.exit_code == 1 and result.stdout == ""
-    assert result.stderr == (f"Error: {tmp_path / 'b' / 'predictions.jsonl'}:2: runs a and b "
+    assert result.stderr == (f"Error: {tmp_path / 'b' / 'predictions.jsonl'}: runs a and b "
                              "disagree on question 'q2': its gold is ['x', 'y'] in a and "
                              "['y', 'z'] in b (expected runs over the same rows (one source, "
                              "question and gold per question id))\n")

@@ -163,7 +163,7 @@ def test_baseline_with_other_gold_for_a_question_is_refused(tmp_path):
     with pytest.raises(InputError) as err:
         build(gather((str(FIXTURES / "dev-small"),)), ("mab-fc",),
               baseline=outcomes(read_run(changed)))
-    assert str(err.value) == (f"{FIXTURES / 'dev-small' / 'predictions.jsonl'}:3: runs "
+    assert str(err.value) == (f"{FIXTURES / 'dev-small' / 'predictions.jsonl'}: runs "
                               "weak-other-gold and dev-small disagree on question "
                               "'factconsolidation_sh_6k_no2': its gold is ['something else'] "
                               "in weak-other-gold and ['answer 2'] in dev-small (expected runs "

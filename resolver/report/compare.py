@@ -104,7 +104,6 @@ class Outcomes:
     side: RunSide
     path: Path
     rows: dict[str, dict]                  # qid -> predictions.jsonl row
-    line: dict[str, int]                   # qid -> its line in predictions.jsonl
     kinds: dict[str, tuple[str, str]]      # source -> (kind, size), from metrics.json
 
 
@@ -133,8 +132,7 @@ def outcomes(run: RunFolder) -> Outcomes:
                    missing)
     kinds = {r["source"]: (r["kind"], r["size"]) for r in run.metrics["rows"] if not r["pooled"]}
     rows = {r["qid"]: r for r in run.predictions}
-    line = {r["qid"]: i for i, r in enumerate(run.predictions, start=1)}
-    return Outcomes(side, run.path, rows, line, kinds)
+    return Outcomes(side, run.path, rows, kinds)
 
 
 def _source_order(kinds: dict[str, tuple[str, str]]):
@@ -163,8 +161,8 @@ def check_agreement(runs: Sequence[Outcomes], qids) -> None:
                         f"runs {first.side.name} and {other.side.name} disagree on question "
                         f"{qid!r}: its {shown} is {a!r} in {first.side.name} and {b!r} in "
                         f"{other.side.name}", path=str(other.path / PREDICTIONS_FILE),
-                        line=other.line[qid], expected="runs over the same rows (one source, "
-                        "question and gold per question id)")
+                        expected="runs over the same rows (one source, question and gold per "
+                        "question id)")
 
 
 def _question_sets(runs: Sequence[Outcomes], intersect: bool
