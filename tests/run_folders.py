@@ -57,12 +57,20 @@ def write_run_folder(folder: Path, data: list[str], cases: dict, *,
                "reader": reader, "reason": "" if candidates else "no path"}
         rows.append(row)
         traces.append(trace_of(row, candidates, plan_sets))
+    return _write_folder(folder, rows, traces, [str(p) for p in data], plan_sets=plan_sets,
+                         reader=reader, split=split, mode="search")
+
+
+def _write_folder(folder: Path, rows: list[dict], traces: list[dict], data: list[str], *,
+                  plan_sets, reader: str, split: str, mode: str) -> Path:
+    """The four files of a resolver run folder around its prediction and trace rows."""
+    scored = split == "dev"
     run_id = folder.name
     meta = {"schema": META_SCHEMA, "run_id": run_id, "created_utc": "2026-01-01T00:00:00+00:00",
             "config_sha256": "0" * 64, "config_identity": {},
-            "config": {"mode": "search", "plans": list(plan_sets), "split": split},
-            "data": [str(p) for p in data],
-            "data_sha256": {str(p): sha256_bytes(Path(p).read_bytes()) for p in data},
+            "config": {"mode": mode, "plans": list(plan_sets), "split": split},
+            "data": data,
+            "data_sha256": {p: sha256_bytes(Path(p).read_bytes()) for p in data},
             "split": split, "grammar_sha256": "", "lexicon_sha256": {},
             "plan_sets": [{"set_id": s, "source": "live", "planner": None, "model": None,
                            "level": None, "manifest_sha256": None, "compiler_sha256": None,
@@ -93,9 +101,9 @@ def write_outcome_folder(folder: Path, outcomes: list[tuple], *, split: str = "d
                          plan_sets=("live:rules", "live:lexicon"), mode: str = "search") -> Path:
     """A resolver run folder from outcomes alone, with no data behind it (for the readers that
     never re-read the data: compare, tables). `outcomes`: (qid, source, em) or (qid, source,
-    em, gold) or (qid, source, em, gold, question); the prediction is "right" or "wrong" by
-    em (the gold's first answer, else "wrong"), the gold ["right"] and the question "<qid>?"
-    unless given. On the test split em is dropped (an unscored run)."""
+    em, gold) or (qid, source, em, gold, question); the prediction is the gold's first answer
+    when em is 1, else "wrong"; the gold is ["right"] and the question "<qid>?" unless given.
+    On the test split em is dropped (an unscored run)."""
     scored = split == "dev"
     rows, traces = [], []
     for case in outcomes:
@@ -109,24 +117,5 @@ def write_outcome_folder(folder: Path, outcomes: list[tuple], *, split: str = "d
                "reason": ""}
         rows.append(row)
         traces.append(trace_of(row, [], plan_sets))
-    meta = {"schema": META_SCHEMA, "run_id": folder.name,
-            "created_utc": "2026-01-01T00:00:00+00:00", "config_sha256": "0" * 64,
-            "config_identity": {}, "config": {"mode": mode, "plans": list(plan_sets),
-                                              "split": split},
-            "data": [], "data_sha256": {}, "split": split, "grammar_sha256": "",
-            "lexicon_sha256": {},
-            "plan_sets": [{"set_id": s, "source": "live", "planner": None, "model": None,
-                           "level": None, "manifest_sha256": None, "compiler_sha256": None,
-                           "plans_sha256": "", "questions_with_plans": 0} for s in plan_sets],
-            "reader": "none", "repair": "none", "lanes": {"reader": None, "repair": None},
-            "counts": {"questions": len(rows), "answered": len(rows)},
-            "versions": {}, "git": {"commit": None, "dirty": None}}
-    metrics = {"schema": METRICS_SCHEMA, "run_id": folder.name, "split": split,
-               "scored": scored, "reader": "none", "bootstrap": {},
-               "rows": _metrics_rows(rows, "none", scored)}
-    folder.mkdir(parents=True)
-    (folder / "meta.json").write_bytes(dumps(meta))
-    (folder / "predictions.jsonl").write_bytes(dumps_lines(rows))
-    (folder / "traces.jsonl").write_bytes(dumps_lines(traces))
-    (folder / "metrics.json").write_bytes(dumps(metrics))
-    return folder
+    return _write_folder(folder, rows, traces, [], plan_sets=plan_sets, reader="none",
+                         split=split, mode=mode)
