@@ -34,7 +34,16 @@ from resolver.errors import InputError
 from resolver.run.reader import RunFolder, read_run
 from resolver.run.result_schema import IMPORTED_KIND, PREDICTIONS_FILE
 from resolver.run.scoring import KIND_ORDER, size_order
-from resolver.run.stats import LEVEL, RESAMPLES, SEED, McNemar
+from resolver.run.stats import (
+    LEVEL,
+    RESAMPLES,
+    SEED,
+    McNemar,
+    mcnemar_exact,
+    paired_bootstrap,
+    stratified_mcnemar,
+    stratified_paired_bootstrap,
+)
 
 SIGNIFICANCE = 0.05        # the level `factres tables --baseline` marks cells at
 POOLED_KINDS = KIND_ORDER  # kinds with pooled rows; "all" pools both when both are there
@@ -246,32 +255,26 @@ def pooled_groups(sources: Sequence[str], kinds: dict[str, tuple[str, str]]
 def compare_pair(a: Outcomes, b: Outcomes, qids: list[str], kinds: dict[str, tuple[str, str]],
                  *, resamples: int = RESAMPLES, seed: int = SEED, level: float = LEVEL) -> Pair:
     """The baseline `a` against `b` over `qids` (present in both, agreement checked)."""
-    from resolver.run.stats import (
-        mcnemar_exact,
-        paired_bootstrap,
-        stratified_mcnemar,
-        stratified_paired_bootstrap,
-    )
     vectors = _vectors(a, b, qids)
     sources = sorted(vectors, key=_source_order(kinds))
+    flips = {s: _flips(*vectors[s]) for s in sources}
     rows = []
     for source in sources:
-        ids, x, y = vectors[source]
+        _, x, y = vectors[source]
         diff = paired_bootstrap(x, y, name=source, resamples=resamples, seed=seed, level=level)
         test = mcnemar_exact(x, y)
         rows.append(Row(source, kinds[source][0], (kinds[source][1],), False, diff.n, diff.em_a,
                         diff.em_b, diff.difference, diff.ci, test.a_only, test.b_only, test.p,
-                        *_flips(ids, x, y)))
+                        *flips[source]))
     for kind, group in pooled_groups(sources, kinds):
         strata = {s: vectors[s][1:] for s in group}
         diff = stratified_paired_bootstrap(strata, resamples=resamples, seed=seed, level=level)
         test = stratified_mcnemar(strata)
         sizes = tuple(sorted({kinds[s][1] for s in group}, key=size_order))
-        a_ids = tuple(q for s in group for q in _flips(*vectors[s])[0])
-        b_ids = tuple(q for s in group for q in _flips(*vectors[s])[1])
         rows.append(Row(f"pooled {kind}", kind, sizes, True, diff.n, diff.em_a, diff.em_b,
-                        diff.difference, diff.ci, test.a_only, test.b_only, test.p, a_ids,
-                        b_ids))
+                        diff.difference, diff.ci, test.a_only, test.b_only, test.p,
+                        tuple(q for s in group for q in flips[s][0]),
+                        tuple(q for s in group for q in flips[s][1])))
     return Pair(a.side, b.side, tuple(rows))
 
 
@@ -316,7 +319,6 @@ def cell_tests(baseline: Outcomes, other: Outcomes) -> dict[str, McNemar]:
     """The exact McNemar test of `other` against `baseline` per source and per pooled kind
     ("pooled sh", ...: stratified by size), over the questions both runs have (their agreement
     checked); a source neither shares is absent."""
-    from resolver.run.stats import mcnemar_exact, stratified_mcnemar
     qids = [q for q in baseline.rows if q in other.rows]
     check_agreement([baseline, other], qids)
     kinds = _kinds([baseline, other])

@@ -64,6 +64,7 @@ from resolver.report.references import (
 )
 from resolver.run.protocol import DEV_SIZES, TEST_SIZES
 from resolver.run.reader import read_run
+from resolver.run.stats import McNemar
 from resolver.run.result_schema import IMPORTED_KIND, results_root, run_kind
 from resolver.run.run_folder import ensure_writable
 from resolver.run.tables import DASH, Cell, Note, Table, latex_table, markdown_table, pct
@@ -89,7 +90,7 @@ class Report:
 
 
 # ---- mab-fc ---------------------------------------------------------------------------------
-def _em_cell(row: dict | None, test=None) -> Cell:
+def _em_cell(row: dict | None, test: McNemar | None = None) -> Cell:
     """A metrics row's EM with its interval, marked ↑ or ↓ when `test` (the exact McNemar test
     against the baseline) finds the difference significant, in the direction of its discordant
     questions."""
@@ -273,12 +274,11 @@ def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None 
     sources = tuple(used)
     if references is not None:
         shown, refs = references
-        rows = [_fc_reference_row(e) for e in refs.references if _has_em(e)]
-        if rows:
+        entries = [e for e in refs.references if _has_em(e)]
+        if entries:
             titles = ("",) * len(ordered) + (REFERENCES_TITLE,)
-            ordered.append(tuple(rows))
-            foot += _fc_reference_notes(shown, refs,
-                                        [e for e in refs.references if _has_em(e)])
+            ordered.append(tuple(_fc_reference_row(e) for e in entries))
+            foot += _fc_reference_notes(shown, refs, entries)
             sources += (shown,)
     headers = ("plan sets", "mode", "reader", "split") + ("sh", "mh") * (len(SIZES) + 1) \
         + ("commit",)
