@@ -377,13 +377,16 @@ def test_one_run_or_a_run_twice_is_refused():
 
 def test_names_and_ids_are_escaped_per_format(tmp_path):
     name = "a|b*c"
-    write_outcome_folder(tmp_path / "base", [("q|1", "factconsolidation_sh_6k", 0)])
+    write_outcome_folder(tmp_path / "b_a*se", [("q|1", "factconsolidation_sh_6k", 0)])
     write_outcome_folder(tmp_path / name, [("q|1", "factconsolidation_sh_6k", 1)])
-    md = invoke("compare", "base", name, "--results-dir", tmp_path).stdout
+    md = invoke("compare", "b_a*se", name, "--results-dir", tmp_path).stdout
     assert r"| a\|b\*c | factconsolidation_sh_6k |" in md
     assert r"- a\|b\*c, factconsolidation_sh_6k: B only (1): q\|1; A only (0): none" in md
-    tex = invoke("compare", "base", name, "--results-dir", tmp_path, "--format", "latex").stdout
+    assert "\nA: b_a\\*se (live:rules + live:lexicon, search), the baseline;" in md
+    tex = invoke("compare", "b_a*se", name, "--results-dir", tmp_path, "--format",
+                 "latex").stdout
     assert r"a|b*c & factconsolidation\_sh\_6k &" in tex
+    assert r"{\footnotesize A: b\_a*se (live:rules + live:lexicon, search), the baseline;" in tex
 
 
 def test_help_ends_with_an_example_that_runs():

@@ -4,8 +4,8 @@
 - Markdown: who A and B are, one table (a group per compared run: its sources, then its pooled
   rows), the footnotes, then the flipped question ids per run and source.
 - LaTeX: the same table as a booktabs `tabular` for `\\input{}`, footnotes as its last rows;
-  who A and B are, what --intersect dropped and the flipped ids follow as `%` comments (the ids
-  are for looking up, not for a paper's page).
+  who A and B are and the flipped ids follow as `%` comments (the ids are for looking up, not
+  for a paper's page).
 - JSON (`factres.compare/1`): everything, sorted keys; EMs, differences and intervals rounded
   to 6 decimals as metrics.json keeps them, p values as computed.
 
@@ -23,7 +23,7 @@ from resolver import escape
 from resolver.report.compare import Comparison, Pair, Row
 from resolver.run.result_schema import dumps
 from resolver.run.run_folder import write_new_folder
-from resolver.run.tables import Cell, Table, latex_table, markdown_table, pct
+from resolver.run.tables import Cell, Note, Table, latex_table, markdown_table, pct
 
 SCHEMA = "factres.compare/1"
 FORMATS = ("md", "latex", "json")
@@ -60,54 +60,63 @@ def _cells(pair: Pair, row: Row) -> tuple[Cell, ...]:
 
 
 # ---- what the table says in words -------------------------------------------------------------
-def dropped_text(comparison: Comparison, esc: Callable[[str], str]) -> str | None:
+def dropped_note(comparison: Comparison) -> str | Note | None:
     """What --intersect left out, per source, and which run lacked it; None without it."""
     if not comparison.intersect:
         return None
     kept = sum(n for _, n in comparison.shared)
     if not comparison.dropped:
         return f"--intersect: every run has the same {kept} questions; none was dropped."
-    parts = [f"{esc(d.source)}: {d.dropped} ("
-             + ", ".join(f"{esc(name)} lacks {n}" for name, n in d.lacking) + ")"
-             for d in comparison.dropped]
     total = sum(d.dropped for d in comparison.dropped)
-    return (f"--intersect: compared on the {kept} questions every run has; {total} dropped, "
-            f"per source: {'; '.join(parts)}.")
+    parts = [f"--intersect: compared on the {kept} questions every run has; {total} dropped, "
+             "per source: "]
+    for i, d in enumerate(comparison.dropped):
+        parts += [d.source, f": {d.dropped} ("]
+        for j, (name, n) in enumerate(d.lacking):
+            parts += [name, f" lacks {n}" + (", " if j < len(d.lacking) - 1 else "")]
+        parts[-1] += ")" + ("; " if i < len(comparison.dropped) - 1 else ".")
+    return Note(tuple(parts))
 
 
-def notes(comparison: Comparison, esc: Callable[[str], str]) -> list[str]:
-    """The footnotes, names escaped by `esc` (the table renderer handles the rest)."""
+def notes(comparison: Comparison) -> list[str | Note]:
+    """The footnotes; the names they quote are escaped by the table's renderer."""
     a = comparison.runs[0]
-    out = [f"A: {esc(a.name)} ({esc(a.label)}), the baseline; B: the run in the first "
-           "column. EM: substring exact match (%) over the questions both runs have; B - A: "
-           f"the difference in points, with its paired bootstrap {comparison.level:.0%} "
-           f"interval ({comparison.resamples:,} resamples of the questions, the same resample "
-           f"for both runs, seed {comparison.seed}, one random stream per source).",
-           "A only, B only: questions only A, only B answers right (the discordant pairs); "
-           f"p: {CELL_TEST}; per row, not adjusted for the number of rows or runs compared."]
+    out: list[str | Note] = [
+        Note(("A: ", a.name, " (", a.label, "), the baseline; B: the run in the first column. "
+              "EM: substring exact match (%) over the questions both runs have; B - A: the "
+              f"difference in points, with its paired bootstrap {comparison.level:.0%} interval "
+              f"({comparison.resamples:,} resamples of the questions, the same resample for both "
+              f"runs, seed {comparison.seed}, one random stream per source).")),
+        "A only, B only: questions only A, only B answers right (the discordant pairs); "
+        f"p: {CELL_TEST}; per row, not adjusted for the number of rows or runs compared."]
     if any(row.pooled for pair in comparison.pairs for row in pair.rows):
         out.append("pooled rows: the mean over sizes (each size weighs the same, the "
                    "benchmark's convention; pooled all: the mean over every single-hop and "
                    "multi-hop source); the interval resamples within each size; p: the "
                    f"{POOLED_TEST}.")
-    dropped = dropped_text(comparison, esc)
+    dropped = dropped_note(comparison)
     if dropped:
         out.append(dropped)
     for run in comparison.runs:
         if run.missing:
-            out.append(f"{esc(run.name)}: {run.missing} of its {run.questions} questions have "
-                       "no prediction in the imported files and count as wrong, as in its "
-                       "scores.")
+            out.append(Note(("", run.name, f": {run.missing} of its {run.questions} "
+                             "questions have no prediction in the imported files and count as "
+                             "wrong, as in its scores.")))
     return out
 
 
-def table(comparison: Comparison, esc: Callable[[str], str]) -> Table:
+def plain(note: str | Note) -> str:
+    """A footnote as plain text (JSON)."""
+    return note if isinstance(note, str) else "".join(note.parts)
+
+
+def table(comparison: Comparison) -> Table:
     groups = []
     for pair in comparison.pairs:
         groups.append(tuple(_cells(pair, r) for r in pair.rows if not r.pooled))
         groups.append(tuple(_cells(pair, r) for r in pair.rows if r.pooled))
     return Table("compare", "", HEADERS, ALIGN, tuple(g for g in groups if g),
-                 notes=tuple(notes(comparison, esc)), comment=False)
+                 notes=tuple(notes(comparison)), comment=False)
 
 
 def flips(comparison: Comparison, esc: Callable[[str], str]) -> list[str]:
@@ -135,7 +144,7 @@ def _runs(comparison: Comparison, esc: Callable[[str], str]) -> list[str]:
 # ---- the three formats --------------------------------------------------------------------------
 def markdown(comparison: Comparison) -> str:
     text = "".join(f"- {line}\n" for line in _runs(comparison, escape.markdown))
-    text += "\n" + markdown_table(table(comparison, escape.markdown))
+    text += "\n" + markdown_table(table(comparison))
     text += ("\nFlipped questions (A only: A right and B wrong; B only: B right and A wrong):"
              "\n\n")
     text += "".join(f"- {line}\n" for line in flips(comparison, escape.markdown))
@@ -149,7 +158,7 @@ def latex(comparison: Comparison) -> str:
                     "question", *_runs(comparison, str), r"needs \usepackage{booktabs}"])
     tail = comment(["flipped questions (A only: A right and B wrong; B only: B right and A "
                     "wrong):", *flips(comparison, str)])
-    return head + latex_table(table(comparison, str)) + tail
+    return head + latex_table(table(comparison)) + tail
 
 
 def _rounded(x: float) -> float:
@@ -182,7 +191,7 @@ def to_json(comparison: Comparison) -> dict:
                           "over questions (scipy.stats.bootstrap); pooled: within each size, "
                           "mean over sizes"},
             "tests": {"cell": CELL_TEST, "pooled": POOLED_TEST},
-            "notes": notes(comparison, str)}
+            "notes": [plain(n) for n in notes(comparison)]}
 
 
 def json_text(comparison: Comparison) -> str:
