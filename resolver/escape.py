@@ -12,13 +12,14 @@ writes; the text is never stored escaped.
   ring the bell, recolour the terminal, reorder a line nor break one.
 - `markdown`: a GitHub table cell or an HTML comment: the same visible escapes, then the
   backslash, `|` (a cell boundary), `<` and `>` (HTML, so `-->` cannot close a comment),
-  `*`, `` ` `` and `~` (emphasis, code, strike) and factres's own table marks `§ † ‡` (shown
-  as `\\§`, so a name holding one is never read as the mark).
+  `*`, `` ` `` and `~` (emphasis, code, strike) and factres's own table marks `§ † ‡ ↑ ↓`
+  (shown as `\\§`, so a name holding one is never read as the mark).
 - `latex`: text mode for pdflatex, lualatex or xelatex: the visible escapes (a control
   character would stop TeX, a line break inside a `%` comment would make the next line live
   LaTeX), every special character (`\\ & % $ # _ { } ~ ^`), the marks `§ † ‡` as escaped text
-  (not as factres's superscript marks) and the dashes factres writes; everything else stays
-  UTF-8. (A row of a tabular that opens with `[` is the table writer's to guard:
+  (not as factres's superscript marks), the arrows `↑ ↓` as arrows in line (pdflatex's fonts
+  lack the characters; the marks are superscripts) and the dashes factres writes; everything
+  else stays UTF-8. (A row of a tabular that opens with `[` is the table writer's to guard:
   `tables.latex_table`.)
   `latex_comment` is for text inside a `%` comment, where only line breaks and control
   characters matter.
@@ -63,8 +64,9 @@ def terminal(text: str, *, lines: bool = False) -> str:
 
 
 # ---- Markdown -------------------------------------------------------------------------------
-# factres's own marks in its tables (paper_tables: †, ‡, §): a user's copy is shown escaped.
-MARKS = "§†‡"
+# factres's own marks in its tables (paper_tables: †, ‡, §, ↑, ↓): a user's copy is shown
+# escaped.
+MARKS = "§†‡↑↓"
 _MARKDOWN = {"\\": "\\\\", "|": "\\|", "<": "&lt;", ">": "&gt;", "*": "\\*",
              "`": "\\`", "~": "\\~", **{m: "\\" + m for m in MARKS}}
 _MARKDOWN_SPECIAL = re.compile("[" + re.escape("".join(_MARKDOWN)) + "]")
@@ -83,7 +85,9 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           # factres's marks are superscripts it adds itself (tables.latex_table); the same
           # characters in a name are set as escaped text, as Markdown shows them
           "§": r"\textbackslash{}\S{}", "†": r"\textbackslash{}\dag{}",
-          "‡": r"\textbackslash{}\ddag{}"}
+          "‡": r"\textbackslash{}\ddag{}",
+          # arrows set as arrows, in line (factres's significance marks are superscripts)
+          "↑": r"\ensuremath{\uparrow}", "↓": r"\ensuremath{\downarrow}"}
 _LATEX_SPECIAL = re.compile("[" + re.escape("".join(_LATEX)) + "]")
 
 

@@ -57,12 +57,20 @@ def write_run_folder(folder: Path, data: list[str], cases: dict, *,
                "reader": reader, "reason": "" if candidates else "no path"}
         rows.append(row)
         traces.append(trace_of(row, candidates, plan_sets))
+    return _write_folder(folder, rows, traces, [str(p) for p in data], plan_sets=plan_sets,
+                         reader=reader, split=split, mode="search")
+
+
+def _write_folder(folder: Path, rows: list[dict], traces: list[dict], data: list[str], *,
+                  plan_sets, reader: str, split: str, mode: str) -> Path:
+    """The four files of a resolver run folder around its prediction and trace rows."""
+    scored = split == "dev"
     run_id = folder.name
     meta = {"schema": META_SCHEMA, "run_id": run_id, "created_utc": "2026-01-01T00:00:00+00:00",
             "config_sha256": "0" * 64, "config_identity": {},
-            "config": {"mode": "search", "plans": list(plan_sets), "split": split},
-            "data": [str(p) for p in data],
-            "data_sha256": {str(p): sha256_bytes(Path(p).read_bytes()) for p in data},
+            "config": {"mode": mode, "plans": list(plan_sets), "split": split},
+            "data": data,
+            "data_sha256": {p: sha256_bytes(Path(p).read_bytes()) for p in data},
             "split": split, "grammar_sha256": "", "lexicon_sha256": {},
             "plan_sets": [{"set_id": s, "source": "live", "planner": None, "model": None,
                            "level": None, "manifest_sha256": None, "compiler_sha256": None,
@@ -87,3 +95,27 @@ def rewrite_lines(path: Path, change) -> None:
     result = change(rows)
     rows = result if isinstance(result, list) else rows
     path.write_bytes(dumps_lines(rows))
+
+
+def write_outcome_folder(folder: Path, outcomes: list[tuple], *, split: str = "dev",
+                         plan_sets=("live:rules", "live:lexicon"), mode: str = "search") -> Path:
+    """A resolver run folder from outcomes alone, with no data behind it (for the readers that
+    never re-read the data: compare, tables). `outcomes`: (qid, source, em) or (qid, source,
+    em, gold) or (qid, source, em, gold, question); the prediction is the gold's first answer
+    when em is 1, else "wrong"; the gold is ["right"] and the question "<qid>?" unless given.
+    On the test split em is dropped (an unscored run)."""
+    scored = split == "dev"
+    rows, traces = [], []
+    for case in outcomes:
+        qid, source, em = case[:3]
+        gold = list(case[3]) if len(case) > 3 else ["right"]
+        question = case[4] if len(case) > 4 else f"{qid}?"
+        prediction = gold[0] if em else "wrong"
+        row = {"qid": qid, "source": source, "question": question, "prediction": prediction,
+               "resolver_answer": prediction, "gold": gold if scored else None,
+               "em": em if scored else None, "plan": None, "plan_set": None, "reader": "none",
+               "reason": ""}
+        rows.append(row)
+        traces.append(trace_of(row, [], plan_sets))
+    return _write_folder(folder, rows, traces, [], plan_sets=plan_sets, reader="none",
+                         split=split, mode=mode)

@@ -31,6 +31,24 @@ def test_tables_of_named_folders_in_both_formats(tmp_path):
         assert (tmp_path / name).read_text() == (GOLDEN / name).read_text(), name
 
 
+def test_baseline_and_references_in_mab_fc(tmp_path):
+    baseline = Path(__file__).parent / "data" / "baseline" / "dev-weak"
+    runs = ["dev-plain-dirty", "dev-small", "test-262k-unfrozen"]
+    result = invoke("tables", *runs, "--results-dir", str(FIXTURES), "--out", str(tmp_path),
+                    "--references", REFERENCES, "--table", "mab-fc", "--baseline",
+                    str(baseline), "--with-references")
+    assert result.exit_code == 0 and result.stderr == ""
+    for ext in ("md", "tex"):
+        assert (tmp_path / f"mab-fc.{ext}").read_text() == \
+            (GOLDEN / f"mab-fc-marked.{ext}").read_text()
+    # a baseline that is no run is refused before anything is written
+    result = invoke("tables", *runs, "--results-dir", str(FIXTURES), "--out",
+                    str(tmp_path / "other"), "--baseline", "dev-nope")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith(f"Error: no run 'dev-nope' in {FIXTURES}/ (4 runs there: ")
+    assert not (tmp_path / "other" / "mab-fc.md").exists()
+
+
 def test_default_reads_the_results_dir_and_notes_what_it_leaves_out(tmp_path):
     result = invoke("tables", "--results-dir", str(FIXTURES), "--out", str(tmp_path),
                     "--format", "md", "--references", REFERENCES)
@@ -134,6 +152,8 @@ def test_help_ends_with_an_example(command):
     result = invoke(command, "-h")
     assert result.exit_code == 0
     assert "Example: factres " + command in result.output
+    if command == "tables":
+        assert "--baseline RUN" in result.output and "--with-references" in result.output
 
 
 def test_the_readme_shows_the_committed_dev_table_verbatim():

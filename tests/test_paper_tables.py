@@ -16,9 +16,11 @@ import pytest
 
 from resolver.errors import InputError
 from resolver.report import paper_tables
+from resolver.report.compare import outcomes
 from resolver.report.folders import gather
 from resolver.report.paper_tables import build, make_tables
-from resolver.run.tables import Cell, Table, latex_table, markdown_table
+from resolver.run.reader import read_run
+from resolver.run.tables import Cell, Note, Table, latex_table, markdown_table
 
 DATA = Path(__file__).parent / "data"
 FIXTURES = DATA / "tables"
@@ -38,10 +40,27 @@ def _rendered() -> dict[str, str]:
     return out
 
 
-@pytest.mark.parametrize("name", [f"{t}.{ext}" for t in paper_tables.TABLES
+# mab-fc with --baseline (a scored run over the fixtures' questions, not itself in the table)
+# and --with-references: its own golden files
+BASELINE = DATA / "baseline" / "dev-weak"
+MARKED = "mab-fc-marked"
+
+
+def _marked() -> dict[str, str]:
+    (table,), _ = build(gather(tuple(str(FIXTURES / r) for r in RUNS)), ("mab-fc",),
+                        references=REFERENCES, baseline=outcomes(read_run(BASELINE)),
+                        with_references=True)
+    return {f"{MARKED}.md": markdown_table(table), f"{MARKED}.tex": latex_table(table)}
+
+
+def _all_rendered() -> dict[str, str]:
+    return {**_rendered(), **_marked()}
+
+
+@pytest.mark.parametrize("name", [f"{t}.{ext}" for t in paper_tables.TABLES + (MARKED,)
                                   for ext in ("md", "tex")])
 def test_golden(name):
-    got = _rendered()[name]
+    got = _all_rendered()[name]
     golden = GOLDEN / name
     if os.environ.get("FACTRES_UPDATE_GOLDEN"):
         golden.write_text(got, encoding="utf-8")
@@ -62,9 +81,9 @@ def _top_level_cells(line: str) -> int:
     return n
 
 
-@pytest.mark.parametrize("table_id", paper_tables.TABLES)
+@pytest.mark.parametrize("table_id", paper_tables.TABLES + (MARKED,))
 def test_latex_structure(table_id):
-    tex = _rendered()[f"{table_id}.tex"]
+    tex = _all_rendered()[f"{table_id}.tex"]
     body = [line for line in tex.splitlines() if not line.startswith("%")]
     stripped = re.sub(r"\\[{}]", "", "\n".join(body).replace("\\\\", ""))
     assert stripped.count("{") == stripped.count("}")
@@ -91,6 +110,104 @@ def test_preview_document_compiles(tmp_path):
                            "preview.tex"], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-2000:]
     assert (tmp_path / "preview.pdf").is_file()
+
+
+def test_preview_with_baseline_marks_and_references_compiles(tmp_path):
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed")
+    make_tables(tuple(str(FIXTURES / r) for r in RUNS), out=tmp_path, formats=("latex",),
+                names=("mab-fc",), references=REFERENCES, baseline=str(BASELINE),
+                with_references=True)
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
+                           "preview.tex"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:]
+    # no character the fonts lack (printed as "?"): the arrows are math symbols
+    assert "?" not in (tmp_path / "mab-fc.tex").read_text().split(r"\toprule")[1]
+
+
+def test_baseline_marks_cells_by_the_exact_test_in_its_direction():
+    (fc,), _ = build(gather(tuple(str(FIXTURES / r) for r in RUNS[:3])), ("mab-fc",),
+                     baseline=outcomes(read_run(BASELINE)))
+    marks = {row[0].text: [c.mark for c in row[4:14]] for row in fc.rows}
+    # dev-small against the baseline: sh 6K 9 questions only it answers (p = 2/2^9), mh 6K 4
+    # only the baseline answers (p = 0.125, no mark), sh 32K 8 (p = 2/2^8), mh 32K 6 the
+    # baseline's (p = 2/2^6 = 0.03125); means: 17 against 0, 10 against 0
+    assert marks["rules_x + lexicon-x"] == ["↑", "", "↑", "↓", "", "", "", "", "↑", "↓"]
+    # dev-plain-dirty: sh 10 against 0, mh 7 against 0 for the baseline (p = 2/2^7)
+    assert marks["live:rules + live:lexicon"] == ["↑", "↓"] + [""] * 6 + ["↑", "↓"]
+    assert marks["live:rules"] == [""] * 10                   # unscored: never tested
+    assert fc.notes[-1] == Note(("baseline: ", "dev-weak", " (", "weak, plain",
+                                 "); its row is not in the table."))
+
+
+def test_the_baseline_row_itself_is_not_marked_and_a_bad_baseline_is_refused(tmp_path):
+    folders = gather((str(FIXTURES / "dev-small"), str(BASELINE)))
+    (fc,), _ = build(folders, ("mab-fc",), baseline=outcomes(read_run(BASELINE)))
+    assert [c.mark for c in fc.rows[1][4:14]] == [""] * 10
+    assert fc.notes[-1] == Note(("baseline: ", "dev-weak", " (", "weak, plain", ")."))
+    with pytest.raises(InputError, match="run test-262k-unfrozen is unscored"):
+        make_tables((str(FIXTURES / "dev-small"),), out=tmp_path / "t",
+                    baseline=str(FIXTURES / "test-262k-unfrozen"))
+    assert not (tmp_path / "t" / "mab-fc.md").exists()
+
+
+def test_baseline_with_other_gold_for_a_question_is_refused(tmp_path):
+    import orjson
+    changed = tmp_path / "weak-other-gold"
+    shutil.copytree(BASELINE, changed)
+    lines = (changed / "predictions.jsonl").read_bytes().splitlines()
+    row = orjson.loads(lines[2])
+    row["gold"] = ["something else"]
+    lines[2] = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
+    (changed / "predictions.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(InputError) as err:
+        build(gather((str(FIXTURES / "dev-small"),)), ("mab-fc",),
+              baseline=outcomes(read_run(changed)))
+    assert str(err.value) == (f"{FIXTURES / 'dev-small' / 'predictions.jsonl'}: runs "
+                              "weak-other-gold and dev-small disagree on question "
+                              "'factconsolidation_sh_6k_no2': its gold is ['something else'] "
+                              "in weak-other-gold and ['answer 2'] in dev-small (expected runs "
+                              "over the same rows (one source, question and gold per question "
+                              "id))")
+
+
+def test_references_in_mab_fc_are_a_group_of_their_own_under_a_heading():
+    (fc,), _ = build(gather((str(FIXTURES / "dev-small"),)), ("mab-fc",),
+                     references=REFERENCES, with_references=True)
+    assert fc.group_titles == ("", paper_tables.REFERENCES_TITLE)
+    runs, refs = fc.groups
+    assert [r[0].text for r in runs] == ["rules_x + lexicon-x"]
+    assert [(r[0].text, r[0].mark, r[1].text, r[-1].text) for r in refs] == [
+        ("System A & B", "", "one", "P, Table 2"), ("System C", "‡*", "two", "Q, text"),
+        ("System D", "†", "one", "Q, Table 1")]
+    a = refs[0]
+    assert [c.text for c in a[4:14]] == ["91.5", "12", "80", "—", "n/r", "n/r", "n/r", "n/r",
+                                         "85.75", "—"]
+    notes = " ".join(str(n) for n in fc.notes)
+    assert "† on a reference's name: quoted second-hand, P's figures as source Q quotes them." \
+        in notes
+    assert "‡ on a reference's name: a vendor's claim, V's own figures, quoted in source Q." \
+        in notes
+    assert "* on a reference's name: not checked against the transcription." in notes
+    assert fc.sources == ("dev-small", "references.json")
+    # without the option mab-fc is as before: no reference row, no title
+    (plain,), _ = build(gather((str(FIXTURES / "dev-small"),)), ("mab-fc",),
+                        references=REFERENCES)
+    assert plain.group_titles == () and len(plain.rows) == 1
+
+
+def test_group_titles_and_notes_quoting_names_are_escaped_per_format():
+    t = Table("t", "", ("name", "x"), "lr", (((Cell("a"), Cell("1")),), ((Cell("b"),
+                                                                           Cell("2")),)),
+              notes=(Note(("baseline: ", "x|*y_z", ".")),), comment=False,
+              group_titles=("", "others"))
+    assert markdown_table(t) == ("| name | x |\n|---|--:|\n| a | 1 |\n| *others* | |\n"
+                                 "| b | 2 |\n\nbaseline: x\\|\\*y_z.\n")
+    tex = latex_table(t)
+    assert "\\midrule\n\\multicolumn{2}{@{}l}{\\textit{others}} \\\\\nb & 2 \\\\" in tex
+    assert "baseline: x|*y\\_z." in tex
+    with pytest.raises(ValueError, match="1 group titles for 2 groups"):
+        Table("t", "", ("a",), "l", (((Cell("x"),),), ((Cell("y"),),)), group_titles=("",))
 
 
 def test_preview_inputs_every_table_written(tmp_path):

@@ -13,7 +13,8 @@ from test_oracle_paths import write_tiny
 from oracle.cli import main, oracle
 from resolver.cli import COMMANDS
 
-READERS_AND_WRITERS = ["run", "table", "tables"] + [f"oracle {n}" for n in sorted(oracle.commands)]
+READERS_AND_WRITERS = ["run", "table", "tables", "compare", "export"] + [
+    f"oracle {n}" for n in sorted(oracle.commands)]
 
 
 def invoke(*args):
@@ -21,7 +22,7 @@ def invoke(*args):
 
 
 def test_every_command_that_reads_or_writes_results_takes_results_dir():
-    assert {"run", "table", "tables"} <= set(COMMANDS)
+    assert {"run", "table", "tables", "compare", "export"} <= set(COMMANDS)
     for command in READERS_AND_WRITERS:
         result = invoke(*command.split(), "-h")
         assert "--results-dir" in result.output, command
@@ -87,7 +88,8 @@ DEFAULT_ID = re.compile(r"(dev|test)-[0-9a-z-]+-[0-9a-f]{8}(-\d+)?\Z")
 COMMITTED = Path(__file__).resolve().parent.parent / "results"
 
 
-@pytest.mark.parametrize("command", ["table", "tables", "oracle misses", "oracle nbest"])
+@pytest.mark.parametrize("command", ["table", "tables", "compare", "export", "oracle misses",
+                                     "oracle nbest"])
 def test_help_examples_name_runs_the_tool_makes(command):
     group, *sub = command.split()
     cmd = main.get_command(None, group)

@@ -92,6 +92,15 @@ def test_the_paper_tables_load_none(warm_cache, tmp_path):
     assert loaded == set()
 
 
+def test_paired_statistics_load_scipy(warm_cache, tmp_path):
+    """compare and tables --baseline compute paired tests: they load scipy (and numpy)."""
+    assert _heavy_modules(["compare", "dev-6k-plain-confidence", "dev-6k-search-confidence"],
+                          warm_cache) == {"numpy", "scipy"}
+    assert _heavy_modules(["tables", "dev-6k-search-reading", "--out", str(tmp_path),
+                           "--table", "mab-fc", "--baseline", "dev-6k-plain-reading"],
+                          warm_cache) == {"numpy", "scipy"}
+
+
 def test_an_unscored_test_run_loads_neither(warm_cache, tmp_path):
     loaded = _heavy_modules(["run", "--split", "test", "--allow-dirty", "--results-dir",
                              str(tmp_path), "--no-progress"], warm_cache)

@@ -13,6 +13,7 @@ from resolver.run.stats import (
     paired_bootstrap,
     paired_distribution,
     percentile_interval,
+    stratified_mcnemar,
     stratified_paired_bootstrap,
     stream,
 )
@@ -158,3 +159,38 @@ def test_stratified_resamples_are_the_means_of_the_strata_resamples():
     assert stratified_paired_bootstrap(strata, resamples=800) == pooled       # deterministic
     with pytest.raises(ValueError, match="no strata"):
         stratified_paired_bootstrap({})
+
+
+# ---- stratified McNemar (pooled rows) ---------------------------------------------------------
+def test_stratified_mcnemar_sums_the_discordant_pairs_over_strata():
+    strata = {"6k": _pairs(5, 0, 4, 1), "32k": _pairs(10, 1, 3, 6), "64k": _pairs(3, 0, 0, 2)}
+    result = stratified_mcnemar(strata)
+    assert (result.n, result.a_only, result.b_only) == (35, 1, 7)
+    assert result.p == pytest.approx(18 / 256, abs=1e-15)     # 1 against 7, as above
+    assert stratified_mcnemar({"6k": _pairs(4, 0, 0, 4)}) == McNemar(8, 0, 0, 1.0)
+    one = _pairs(2, 3, 9, 1)
+    assert stratified_mcnemar({"6k": one}) == mcnemar_exact(*one)
+    with pytest.raises(ValueError, match="no strata"):
+        stratified_mcnemar({})
+
+
+def test_the_stratified_exact_test_is_the_convolution_of_the_strata():
+    """Conditional on each size's discordant count, B-only is Binomial(d, 1/2) per size; the
+    exact null distribution of the summed B-only count is the convolution of those, and its
+    two-sided p (the mass of outcomes no more likely than the observed) is the pooled test's."""
+    strata = {"6k": ([1, 1, 0, 0, 0, 1], [0, 1, 1, 1, 1, 1]),   # 1 A-only, 3 B-only
+              "32k": ([0, 0, 0, 1, 1], [1, 1, 0, 1, 0])}         # 1 A-only, 2 B-only
+    dist = np.array([1.0])
+    for x, y in strata.values():
+        t = mcnemar_exact(x, y)
+        d = t.a_only + t.b_only
+        dist = np.convolve(dist, [_pmf(k, d) for k in range(d + 1)])
+    observed = dist[3 + 2]
+    by_hand = dist[dist <= observed * (1 + 1e-7)].sum()
+    assert stratified_mcnemar(strata).p == pytest.approx(by_hand, abs=1e-12)
+    assert (stratified_mcnemar(strata).a_only, stratified_mcnemar(strata).b_only) == (2, 5)
+
+
+def _pmf(k: int, n: int) -> float:
+    from math import comb
+    return comb(n, k) / 2 ** n

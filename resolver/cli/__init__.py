@@ -20,6 +20,14 @@ from resolver.cli.options import CONTEXT_SETTINGS
 # command's own docstring, kept here so that listing commands imports none (a test keeps them
 # equal to what click reads from the docstrings).
 COMMANDS: dict[str, tuple[str, str]] = {
+    "compare": ("resolver.cli.compare:compare_command",
+                "Compare runs question by question: EM per source and pooled, the paired "
+                "difference with its bootstrap interval, the exact McNemar test and the "
+                "questions that flipped."),
+    "export": ("resolver.cli.export:export_command",
+               "Write a run as MemoryAgentBench result files, one per source, as the harness "
+               "names and lays them out, so that the tools built for the harness's format read "
+               "it."),
     "freeze": ("resolver.cli.run:freeze_command",
              "Write a frozen configuration to CONFIG (never overwritten): the plan sets (archived "
              "sets by the sha256 of their files, live sets by the sha256 of their compiler "

@@ -20,18 +20,30 @@ from resolver.report import paper_tables
                    "input, else it is an error.")
 @results_dir_option("Where run and oracle folders are")
 @click.option("--references", type=click.Path(dir_okay=False),
-              help="References file for mab-ref. Default: resolver/data/references.json.")
+              help="References file for mab-ref and --with-references. Default: "
+                   "resolver/data/references.json.")
 @click.option("--plot", is_flag=True,
               help="Also write PNG figures (needs the plot extra: pip install 'factres[plot]').")
+@click.option("--baseline", metavar="RUN",
+              help="Mark each mab-fc EM cell that differs significantly from this run (a run id "
+                   "or folder, scored): ↑ above, ↓ below, by the exact McNemar test (p below "
+                   "0.05) on the questions both runs have; the footnotes name the test and the "
+                   "baseline.")
+@click.option("--with-references", is_flag=True,
+              help="Add the published reference rows (--references) to mab-fc, in a group of "
+                   "their own below the runs, each naming its source.")
 @library_errors
-def tables_command(runs, fmt, out, names, results_dir, references, plot) -> None:
+def tables_command(runs, fmt, out, names, results_dir, references, plot, baseline,
+                   with_references) -> None:
     """Write the paper tables mab-fc, mab-nbest, mab-ceiling and mab-ref from folders only.
 
     RUN is a run id under the results dir or a folder path; its kind is read from its files
     (meta.json + metrics.json: a score run; nbest.json or ceiling.json: an oracle folder).
     Without RUN, every such folder under the results dir is read; one that cannot be read is
     skipped with a warning on stderr naming it and why (a folder another tool wrote, with a
-    note). A table with no input folder is skipped with a note on stderr.
+    note). A table with no input folder is skipped with a note on stderr. --baseline marks the
+    mab-fc cells whose paired difference from a run is significant; --with-references adds the
+    published figures to mab-fc, set apart from the runs factres scored.
 
     Example: factres tables dev-6k-search-nbest dev-6k-plain oracle-nbest-dev-6k-search-nbest
     oracle-ceiling-6k
@@ -39,7 +51,8 @@ def tables_command(runs, fmt, out, names, results_dir, references, plot) -> None
     formats = ("md", "latex") if fmt == "both" else (fmt,)
     report = paper_tables.make_tables(tuple(runs), results=results_dir, out=out,
                                       formats=formats, names=tuple(names),
-                                      references=references, plot=plot)
+                                      references=references, plot=plot, baseline=baseline,
+                                      with_references=with_references)
     for warning in report.warnings:
         click.echo(f"warning: {escape.terminal(warning, lines=True)}", err=True)
     for note in report.notes:

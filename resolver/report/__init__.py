@@ -1,7 +1,8 @@
-"""Stage 9, run folders -> tables and figures for papers: the folders read (`folders`), the
-paper tables mab-fc, mab-nbest, mab-ceiling and mab-ref (`paper_tables`), PNG figures
-(`figures`) and the published reference points (`references`). Reads folders only; it never
-recomputes a score.
+"""Stage 9, run folders -> tables, figures and comparisons for papers: the folders read
+(`folders`), the paper tables mab-fc, mab-nbest, mab-ceiling and mab-ref (`paper_tables`), PNG
+figures (`figures`), the published reference points (`references`), and runs compared question
+by question (`compare`, rendered by `compare_report`). Reads folders only; it never recomputes a
+score (the paired statistics of `compare` work on the EMs the folders record).
 
-May import: `resolver.errors` and `resolver.run` (file names, the results folder, the `Table`
-row model)."""
+May import: `resolver.errors`, `resolver.escape` and `resolver.run` (file names, the results
+folder, the one reader, the `Table` row model, the paired statistics)."""

@@ -36,7 +36,8 @@ class Folder:
     name: str                 # the folder's name, shown as provenance
     path: Path
     kind: str                 # SCORE, NBEST or CEILING
-    data: dict                # SCORE: {"meta": ..., "metrics": ...}; else the oracle JSON
+    data: dict                # SCORE: {"meta", "metrics", "run_folder": the RunFolder (its
+    #                           predictions, for --baseline)}; else the oracle JSON
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def read_folder(path: Path) -> Folder:
                                   "folder with nbest.json or ceiling.json")
     if kind == SCORE:
         run = read_run(path)
-        data = {"meta": run.meta, "metrics": run.metrics}
+        data = {"meta": run.meta, "metrics": run.metrics, "run_folder": run}
     else:
         data = read_oracle(path, KIND_FILES[kind])
     return Folder(path.name, path, kind, data)

@@ -41,6 +41,7 @@ from typing import Sequence
 
 from resolver import escape
 from resolver.errors import InputError
+from resolver.report.compare import SIGNIFICANCE, Outcomes, cell_tests, outcomes
 from resolver.report.folders import (
     CEILING,
     DEFAULT_OUT,
@@ -62,9 +63,11 @@ from resolver.report.references import (
     load_references,
 )
 from resolver.run.protocol import DEV_SIZES, TEST_SIZES
+from resolver.run.reader import read_run
+from resolver.run.stats import McNemar
 from resolver.run.result_schema import IMPORTED_KIND, results_root, run_kind
 from resolver.run.run_folder import ensure_writable
-from resolver.run.tables import DASH, Cell, Table, latex_table, markdown_table, pct
+from resolver.run.tables import DASH, Cell, Note, Table, latex_table, markdown_table, pct
 
 TABLES = ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref")
 FORMATS = {"md": (".md", markdown_table), "latex": (".tex", latex_table)}
@@ -73,6 +76,7 @@ PREVIEW_FILE = "preview.tex"
 SIZE_LABEL = {s: s.upper() for s in SIZES}
 
 DIRTY, UNFROZEN, UNCHECKED = "†", "‡", "*"
+ABOVE, BELOW = "↑", "↓"        # mab-fc --baseline: significantly above or below the baseline
 IMPORTED = IMPORTED_KIND       # a factres score run's kind is also its mode cell
 PARTIAL = "§"                  # an imported run some questions have no prediction in
 NOT_TRANSCRIBED = "n/t"
@@ -86,13 +90,19 @@ class Report:
 
 
 # ---- mab-fc ---------------------------------------------------------------------------------
-def _em_cell(row: dict | None) -> Cell:
+def _em_cell(row: dict | None, test: McNemar | None = None) -> Cell:
+    """A metrics row's EM with its interval, marked ↑ or ↓ when `test` (the exact McNemar test
+    against the baseline) finds the difference significant, in the direction of its discordant
+    questions."""
     if row is None:
         return Cell(DASH)
     if row.get("em") is None:
         return Cell("unscored")
     ci = row.get("ci")
-    return Cell(pct(row["em"]), f"[{pct(ci[0])}, {pct(ci[1])}]" if ci else "")
+    mark = ""
+    if test is not None and test.p < SIGNIFICANCE:
+        mark = ABOVE if test.b_only > test.a_only else BELOW
+    return Cell(pct(row["em"]), f"[{pct(ci[0])}, {pct(ci[1])}]" if ci else "", mark)
 
 
 FALLBACKS = "fallbacks"
@@ -172,13 +182,26 @@ def run_label(folder: Folder) -> tuple[Cell, str, str, str]:
     return Cell(_sets_text(meta)), mode, reader, _run_marks(meta)
 
 
-def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
-    """The mab-fc row of a score run; None when it has no FactConsolidation source."""
+def baseline_tests(folder: Folder, baseline: Outcomes | None) -> dict:
+    """The exact McNemar tests of a score run against the baseline, per source and per pooled
+    kind ("pooled sh", ...), on the questions both runs have; none for the baseline itself, an
+    unscored run or no baseline."""
+    run = folder.data.get("run_folder")
+    if baseline is None or run is None or not run.scored \
+            or run.path.resolve() == baseline.path.resolve():
+        return {}
+    return cell_tests(baseline, outcomes(run))
+
+
+def fc_row(folder: Folder, baseline: Outcomes | None = None) -> tuple[Cell, ...] | None:
+    """The mab-fc row of a score run, its EM cells marked against `baseline` if one is given;
+    None when it has no FactConsolidation source."""
     meta, metrics = folder.data["meta"], folder.data["metrics"]
     found = fc_cells(metrics)
     if found is None:
         return None
     cells, pooled = found
+    tests = baseline_tests(folder, baseline)
     commit = ((meta.get("git") or {}).get("commit") or "unknown")[:7]
     # the split of the sources the row shows (a dev-mode run over 32K rows is "test" data),
     # as imported runs record theirs
@@ -186,8 +209,10 @@ def fc_row(folder: Folder) -> tuple[Cell, ...] | None:
     name, mode, reader, marks = run_label(folder)
     out = [name, Cell(mode), Cell(reader), split]
     for size in SIZES:
-        out += [_em_cell(cells.get((size, "sh"))), _em_cell(cells.get((size, "mh")))]
-    out += [_em_cell(pooled.get("sh")), _em_cell(pooled.get("mh"))]
+        for kind in ("sh", "mh"):
+            row = cells.get((size, kind))
+            out.append(_em_cell(row, tests.get(row["source"]) if row else None))
+    out += [_em_cell(pooled.get(kind), tests.get(f"pooled {kind}")) for kind in ("sh", "mh")]
     out.append(Cell(commit, mark=marks))
     return tuple(out)
 
@@ -199,11 +224,19 @@ def _group_order(group: str) -> tuple[int, str]:
     return order.get(group, 3), group
 
 
-def fc_table(folders: list[Folder], notes: list[str]) -> Table | None:
+REFERENCES_TITLE = "published references: as their sources print them, not scored by factres"
+
+
+def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None = None,
+             references: tuple[str, References] | None = None) -> Table | None:
+    """mab-fc: one row per score run, grouped by split (imported runs last); with `baseline`,
+    EM cells marked ↑/↓ where the exact McNemar test against it is significant; with
+    `references` ((name to cite, the file)), the published reference rows in a group of their
+    own below the runs, under a heading row."""
     groups: dict[str, list[tuple[Cell, ...]]] = {}
     used = []
     for folder in folders:
-        row = fc_row(folder)
+        row = fc_row(folder, baseline)
         if row is None:
             notes.append(f"mab-fc: {folder.name} left out: no MemoryAgentBench "
                          "FactConsolidation source (factconsolidation_sh/mh_<size>)")
@@ -234,14 +267,95 @@ def fc_table(folders: list[Folder], notes: list[str]) -> Table | None:
     if any(f"({FALLBACKS}: " in row[0].text for rows in groups.values() for row in rows):
         foot.append(f"({FALLBACKS}: N): questions whose plans from that set are the lexicon's, "
                     "because the model planner's call failed.")
+    if baseline is not None:
+        foot += _baseline_notes(baseline, used)
+    ordered = [tuple(groups[g]) for g in sorted(groups, key=_group_order)]
+    titles: tuple[str, ...] = ()
+    sources = tuple(used)
+    if references is not None:
+        shown, refs = references
+        entries = [e for e in refs.references if _has_em(e)]
+        if entries:
+            titles = ("",) * len(ordered) + (REFERENCES_TITLE,)
+            ordered.append(tuple(_fc_reference_row(e) for e in entries))
+            foot += _fc_reference_notes(shown, refs, entries)
+            sources += (shown,)
     headers = ("plan sets", "mode", "reader", "split") + ("sh", "mh") * (len(SIZES) + 1) \
         + ("commit",)
     header_groups = ((("", 4),) + tuple((SIZE_LABEL[s], 2) for s in SIZES)
                      + (("mean", 2), ("", 1)))
     return Table("mab-fc", "MemoryAgentBench FactConsolidation: EM (%) per size, one row per "
-                 "run", headers, "llll" + "r" * 2 * (len(SIZES) + 1) + "l",
-                 tuple(tuple(groups[g]) for g in sorted(groups, key=_group_order)), header_groups,
-                 tuple(foot), tuple(used))
+                 "run", headers, "llll" + "r" * 2 * (len(SIZES) + 1) + "l", tuple(ordered),
+                 header_groups, tuple(foot), sources, group_titles=titles)
+
+
+def _baseline_notes(baseline: Outcomes, used: list[str]) -> list[str | Note]:
+    side = baseline.side
+    shown = "" if side.name in used else "; its row is not in the table"
+    return [f"{ABOVE} EM significantly above the baseline's, {BELOW} below it: the exact "
+            f"McNemar test, two-sided, p below {SIGNIFICANCE}, on the questions both runs have "
+            "(the direction of their discordant questions); a mean cell: the test stratified "
+            "by size, on the discordant questions summed over the sizes both runs have.",
+            Note(("baseline: ", side.name, " (", side.label, f"){shown}."))]
+
+
+# ---- mab-fc: the published references -------------------------------------------------------
+def _has_em(e: Reference) -> bool:
+    """An entry with an EM figure (a size's or the pooled one), not only stale rates."""
+    return any(not key.startswith("stale.") for key in e.figures())
+
+
+def _reference_marks(e: Reference) -> str:
+    return ({"quoted": QUOTED, "vendor": VENDOR}.get(e.provenance, "")
+            + ("" if e.checked else UNCHECKED))
+
+
+def _fc_reference_row(e: Reference) -> tuple[Cell, ...]:
+    """A reference's mab-fc row: its system (marked as mab-ref marks it), its protocol in the
+    mode column, its reader, EM per size and mean as the source prints them, and its source
+    and place where a run's commit stands."""
+    figures = e.figures()
+    row = [Cell(e.system, mark=_reference_marks(e)), Cell(e.protocol), Cell(e.reader),
+           Cell(DASH)]
+    for size in SIZES:
+        row += [_covered(figures, f"{size}.sh"), _covered(figures, f"{size}.mh")]
+    row += [_covered(figures, "pooled.sh"), _covered(figures, "pooled.mh"),
+            Cell(f"{e.source}, {e.place}")]
+    return tuple(row)
+
+
+def _fc_reference_notes(shown: str, refs: References, entries: list[Reference]) -> list[str]:
+    """What the reference rows of mab-fc are, their marks (on a reference's name), protocols
+    and sources, and where their figures were copied from. `shown`: the file's name to cite."""
+    foot = [f"published references (the last group): EM (%) as each source prints it, read "
+            f"from {shown}, not computed by factres (no interval, no test against a "
+            "baseline); mode: the reference's protocol; mean: the source's pooled figure; "
+            "commit: the source and the place in it.",
+            f"In the reference rows, — : the source prints no figure (a dash or an empty "
+            f"cell); {NOT_COVERED}: a size or figure the source does not cover; "
+            f"{NOT_TRANSCRIBED}: not transcribed."]
+    quoted = [e for e in entries if e.provenance == "quoted"]
+    if quoted:
+        foot.append(f"{QUOTED} on a reference's name: quoted second-hand, "
+                    f"{_names(e.quoted_from for e in quoted)}'s figures as source "
+                    f"{_names(e.source for e in quoted)} quotes them.")
+    vendor = [e for e in entries if e.provenance == "vendor"]
+    if vendor:
+        foot.append(f"{VENDOR} on a reference's name: a vendor's claim, "
+                    f"{_names(e.quoted_from for e in vendor)}'s own figures, quoted in source "
+                    f"{_names(e.source for e in vendor)}.")
+    if any(not e.checked for e in entries):
+        foot.append(f"{UNCHECKED} on a reference's name: not checked against the "
+                    "transcription.")
+    foot += [f"protocol {p}: {refs.protocols[p]}."
+             for p in dict.fromkeys(e.protocol for e in entries)]
+    used_sources = list(dict.fromkeys([e.source for e in entries]
+                                      + [e.quoted_from for e in entries if e.quoted_from]))
+    foot += [f"source {s}: {_source_text(s, refs.sources[s])}." for s in used_sources]
+    foot.append(f"Reference figures copied from {refs.transcription.file} (sha256 "
+                f"{refs.transcription.sha256[:12]}) and compared with it cell by cell, not with "
+                "the papers themselves.")
+    return foot
 
 
 # ---- mab-nbest ------------------------------------------------------------------------------
@@ -430,9 +544,7 @@ def _covered(figures: dict, key: str) -> Cell:
 
 
 def _reference_row(e: Reference) -> tuple[Cell, ...]:
-    mark = {"quoted": QUOTED, "vendor": VENDOR}.get(e.provenance, "")
-    mark += "" if e.checked else UNCHECKED
-    row = [Cell(e.system, mark=mark), Cell(e.reader), Cell(e.protocol)]
+    row = [Cell(e.system, mark=_reference_marks(e)), Cell(e.reader), Cell(e.protocol)]
     figures = e.figures()
     for size in SIZES:
         row += [_covered(figures, f"{size}.sh"), _covered(figures, f"{size}.mh"),
@@ -576,12 +688,16 @@ def ref_table(path: str | Path | None = None,
 
 # ---- building and writing -------------------------------------------------------------------
 def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool = False,
-          references: str | Path | None = None) -> tuple[list[Table], list[str]]:
+          references: str | Path | None = None, baseline: Outcomes | None = None,
+          with_references: bool = False) -> tuple[list[Table], list[str]]:
     """The tables named (in TABLES order) and notes on what was left out. A table without
-    input is skipped with a note, or, when asked for explicitly, an InputError."""
+    input is skipped with a note, or, when asked for explicitly, an InputError. `baseline`
+    marks mab-fc's significant cells; `with_references` adds the references to mab-fc."""
     notes: list[str] = []
     by_kind = {kind: [f for f in folders if f.kind == kind] for kind in (SCORE, NBEST, CEILING)}
-    builders = {"mab-fc": (lambda: fc_table(by_kind[SCORE], notes), "score run"),
+    refs = load_references(references) if with_references else None
+    builders = {"mab-fc": (lambda: fc_table(by_kind[SCORE], notes, baseline, refs),
+                           "score run"),
                 "mab-nbest": (lambda: nbest_table(by_kind[NBEST], notes),
                               "oracle nbest folder (nbest.json)"),
                 "mab-ceiling": (lambda: ceiling_table(by_kind[CEILING], notes),
@@ -681,15 +797,21 @@ def write(tables: list[Table], out: Path, formats: tuple[str, ...]) -> list[Path
 def make_tables(refs: tuple[str, ...] = (), *, results: str | Path | None = None,
                 out: str | Path | None = None, formats: tuple[str, ...] = ("md", "latex"),
                 names: tuple[str, ...] = (), references: str | Path | None = None,
-                plot: bool = False) -> Report:
+                plot: bool = False, baseline: str | Path | None = None,
+                with_references: bool = False) -> Report:
     """`factres tables`: gather the folders, build the tables (all, or `names`, which must
-    then each have input), write them, and with `plot` the figures."""
+    then each have input), write them, and with `plot` the figures. `baseline` (a run id or
+    folder, which must be scored) marks mab-fc's cells that differ from it significantly;
+    `with_references` adds the published references to mab-fc."""
     target = Path(out) if out is not None else results_root(results) / DEFAULT_OUT
     # before any folder is read
     ensure_writable(target, "a writable tables folder (--out, else <results dir>/tables)")
+    # the baseline is read and checked before the folders, and before anything is written
+    base = outcomes(read_run(baseline, results)) if baseline is not None else None
     skipped: list[Skipped] = []
     folders = gather(refs, results, skipped)
-    tables, notes = build(folders, names or TABLES, explicit=bool(names), references=references)
+    tables, notes = build(folders, names or TABLES, explicit=bool(names), references=references,
+                          baseline=base, with_references=with_references)
     report = Report(write(tables, target, formats),
                     [f"skipped {s.name}: {s.reason}" for s in skipped if s.foreign] + notes,
                     [f"skipped {s.name}: {s.reason}" for s in skipped if not s.foreign])

@@ -10,7 +10,9 @@ temporary folder and renamed into place. (Reading one back is `reader`'s.)
   or at its final rename never passes for a result. Such folders are removed by a later run
   once they are older than a day and their process is gone (or, without a marker, unknown:
   a full disk can stop the marker being written).
-- Oracle folders are claimed and written the same way (`reserve`, `finish`: oracle/report.py).
+- Oracle folders are claimed and written the same way (`reserve`, `finish`: oracle/report.py),
+  and so are the new folders of `factres compare --out` and `factres export`
+  (`write_new_folder`).
 - A file that cannot be written (a full disk) is an OSError naming it (`write_file`).
 """
 from __future__ import annotations
@@ -184,6 +186,31 @@ def finish(tmp: Path, final: Path, what: str) -> None:
         raise RunExistsError(f"{what} appeared in {final.parent}/ while this one was being "
                              "written; nothing was overwritten")
     os.rename(tmp, final)
+
+
+def write_new_folder(final: Path, files: dict[str, bytes | str], command: str) -> list[Path]:
+    """A folder that must be new (`factres compare --out`, `factres export`), holding `files`
+    (relative path -> content): claimed and written like a run folder (`reserve`, then every
+    file, then `finish`), so nothing is ever overwritten and an interrupted write leaves no
+    folder that passes for a whole one. `command` names the command in the refusal."""
+    if final.exists():
+        raise RunExistsError(f"{final} exists: {command} writes a new folder and never "
+                             "overwrites; choose another --out")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = reserve(final.parent, final.name)
+    if tmp is None:
+        raise RunExistsError(f"{final} is being written by another process (or an "
+                             f"interrupted one left {final.parent / (TMP_PREFIX + final.name)})"
+                             "; choose another --out")
+    try:
+        for name, data in files.items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            write_file(tmp / name, data)
+        finish(tmp, final, f"the folder {final.name}")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [final / name for name in files]
 
 
 def claim(root: Path, run_id: str | None = None, base: str | None = None) -> Claim:

@@ -1,7 +1,7 @@
 """Paired statistics over per-question outcomes: the difference of two systems' EM with a paired
 bootstrap interval (one cell, or stratified over sizes for a pooled row) and the exact McNemar
-test on the discordant pairs. Pure functions over 0/1 vectors given in the same question order;
-nothing here reads a file or gold.
+test on the discordant pairs (one cell, or stratified over sizes). Pure functions over 0/1
+vectors given in the same question order; nothing here reads a file or gold.
 
 scipy.stats does the statistics (`bootstrap` resamples, `binomtest` gives the exact p), imported
 inside each function: loading scipy.stats costs about a second, which only the commands that
@@ -16,6 +16,8 @@ Conventions, shared with the run's own intervals (`scoring.bootstrap_means`):
   whatever its question count): the stratified bootstrap resamples within each size, from that
   size's own stream, and averages the sizes' resampled differences resample by resample. A
   pooled interval is therefore consistent with the per-size ones: its resamples are their means.
+- A pooled row's test (`stratified_mcnemar`) is the exact McNemar test stratified by size,
+  which is the exact test on the discordant questions summed over the sizes.
 """
 from __future__ import annotations
 
@@ -161,3 +163,28 @@ def mcnemar_exact(a: Sequence[int], b: Sequence[int]) -> McNemar:
     from scipy.stats import binomtest   # lazily: scipy.stats takes about a second to load
     p = binomtest(b_only, a_only + b_only, 0.5, alternative="two-sided").pvalue
     return McNemar(len(x), a_only, b_only, float(p))
+
+
+def stratified_mcnemar(strata: Mapping[str, tuple[Sequence[int], Sequence[int]]]) -> McNemar:
+    """The pooled row's test: the exact McNemar test stratified by `strata` (sizes), which is
+    the exact test on the discordant questions summed over the strata.
+
+    Why the two are one test: conditional on a stratum's discordant count d_s, its B-only count
+    is Binomial(d_s, 1/2) under the null hypothesis (in every stratum, A-only and B-only are
+    equally likely), the strata are independent, and a sum of independent Binomial(d_s, 1/2)
+    is Binomial(sum d_s, 1/2); the exact conditional test of the summed B-only count is
+    therefore `binomtest` over the summed discordant pairs. Each discordant question weighs the
+    same, not each stratum: it tests "no difference in any size", and with unequal question
+    counts per size it is not a test of the mean-over-sizes difference, whose interval
+    `stratified_paired_bootstrap` gives."""
+    if not strata:
+        raise ValueError("no strata to pool")
+    tests = [mcnemar_exact(*strata[s]) for s in strata]
+    a_only = sum(t.a_only for t in tests)
+    b_only = sum(t.b_only for t in tests)
+    n = sum(t.n for t in tests)
+    if a_only + b_only == 0:
+        return McNemar(n, 0, 0, 1.0)
+    from scipy.stats import binomtest   # lazily, as in mcnemar_exact
+    p = binomtest(b_only, a_only + b_only, 0.5, alternative="two-sided").pvalue
+    return McNemar(n, a_only, b_only, float(p))

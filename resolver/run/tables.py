@@ -31,6 +31,14 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A footnote that quotes user text (a run's name): `parts` alternate factres's own words
+    and user text, starting with factres's; each renderer escapes the user text for its format
+    (a plain `str` note is all factres's own)."""
+    parts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Table:
     """A table as data. `groups` are runs of rows: LaTeX draws a \\midrule between them.
     `header_groups` optionally span headers over columns ((label, columns), summing to the
@@ -42,9 +50,11 @@ class Table:
     align: str                                        # "l", "r" or "c" per column
     groups: tuple[tuple[tuple[Cell, ...], ...], ...]
     header_groups: tuple[tuple[str, int], ...] = ()
-    notes: tuple[str, ...] = ()                       # footnotes, in order
+    notes: tuple[str | Note, ...] = ()                # footnotes, in order
     sources: tuple[str, ...] = ()                     # what the table was built from
     comment: bool = field(default=True)               # write the caption/sources comment
+    group_titles: tuple[str, ...] = ()                # a heading row over a group ("" none):
+    #                                                   factres's own words, one per group
 
     def __post_init__(self) -> None:
         width = len(self.headers)
@@ -54,6 +64,9 @@ class Table:
         if self.header_groups and sum(n for _, n in self.header_groups) != width:
             raise ValueError(f"table {self.table_id}: header groups span "
                              f"{sum(n for _, n in self.header_groups)} of {width} columns")
+        if self.group_titles and len(self.group_titles) != len(self.groups):
+            raise ValueError(f"table {self.table_id}: {len(self.group_titles)} group titles "
+                             f"for {len(self.groups)} groups")
         for group in self.groups:
             for row in group:
                 if len(row) != width:
@@ -97,20 +110,37 @@ def _comments(table: Table, esc: Callable[[str], str]) -> list[str]:
     return out
 
 
+def _titled(table: Table):
+    """(group title or "", the group) for every group."""
+    return zip(table.group_titles or ("",) * len(table.groups), table.groups)
+
+
+def _md_note(note: str | Note) -> str:
+    # factres's own sentences (their marks are meant) as they are; quoted user text escaped
+    if isinstance(note, str):
+        return escape.visible(note)
+    return "".join(escape.visible(p) if i % 2 == 0 else escape.markdown(p)
+                   for i, p in enumerate(note.parts))
+
+
 def markdown_table(table: Table) -> str:
-    """A GitHub Markdown table; notes follow it, one paragraph each."""
+    """A GitHub Markdown table; a group's title is a row of its own (its first cell in
+    italics); notes follow the table, one paragraph each."""
     lines = [f"<!-- {text} -->" for text in _comments(table, escape.markdown)]
     lines.append("| " + " | ".join(escape.markdown(h) for h in _md_headers(table)) + " |")
     lines.append("|" + "|".join(_MD_ALIGN[a] for a in table.align) + "|")
-    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in table.rows]
+    for title, group in _titled(table):
+        if title and group:
+            lines.append(f"| *{escape.markdown(title)}* |" + " |" * (len(table.headers) - 1))
+        lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in group]
     for note in table.notes:
-        # factres's own sentences (their marks are meant), on one line each
-        lines += ["", escape.visible(note)]
+        lines += ["", _md_note(note)]
     return "\n".join(lines) + "\n"
 
 
 # ---- LaTeX ----------------------------------------------------------------------------------
-_MARKS = {"†": r"\dag", "‡": r"\ddag", "§": r"\S"}
+_MARKS = {"†": r"\dag", "‡": r"\ddag", "§": r"\S", "↑": r"\ensuremath{\uparrow}",
+          "↓": r"\ensuremath{\downarrow}"}
 
 
 def _tex_cell(cell: Cell, align: str) -> str:
@@ -126,8 +156,11 @@ def _tex_cell(cell: Cell, align: str) -> str:
     return text
 
 
-def _tex_note(note: str) -> str:
-    """A footnote; a leading mark ("* ...", "† ...") is set as a superscript, as in the cells."""
+def _tex_note(note: str | Note) -> str:
+    """A footnote; a leading mark ("* ...", "† ...") is set as a superscript, as in the cells.
+    Quoted user text is escaped as any text is: LaTeX escapes factres's own words too."""
+    if isinstance(note, Note):
+        return _tex_note(note.parts[0]) + "".join(escape.latex(p) for p in note.parts[1:])
     mark, _, rest = note.partition(" ")
     if mark and rest and all(m in _MARKS or m == "*" for m in mark):
         return (r"\textsuperscript{" + "".join(_MARKS.get(m, m) for m in mark) + "} "
@@ -157,10 +190,13 @@ def latex_table(table: Table) -> str:
     out.append(" & ".join(escape.latex(h) for h in table.headers) + r" \\")
     out.append(r"\midrule")
     started = False
-    for group in table.groups:
+    for title, group in _titled(table):
         if started and group:
             out.append(r"\midrule")
         started = started or bool(group)
+        if title and group:
+            out.append(r"\multicolumn{" + str(width) + r"}{@{}l}{\textit{" + escape.latex(title)
+                       + r"}} \\")
         for row in group:
             line = " & ".join(_tex_cell(c, a) for c, a in zip(row, table.align))
             # `\\` and the rules before a row look past spaces and the line break for an
