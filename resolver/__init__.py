@@ -1,5 +1,10 @@
 """factres: a deterministic resolver for MemoryAgentBench FactConsolidation.
 
+The public Python API is importable from here (`from resolver import load, resolve, Memory`);
+`__all__` lists it and `resolver.api` documents each name. The names resolve lazily (PEP 562
+`__getattr__`), so `import resolver` imports nothing but the version. Every other module is
+internal by convention.
+
 Data flows one way, and the subpackages are its stages, each importing only those below it:
 
     text     lines -> facts (grammar, parser, parse cache, relation inventory)
@@ -13,11 +18,36 @@ Data flows one way, and the subpackages are its stages, each importing only thos
     report   run folders -> paper tables and figures
     serve    a memory behind an OpenAI-compatible endpoint (`factres serve`)
     cli      the `factres` command line
+    api      the public names this package re-exports
 
-`errors` (the project's exception types) sits below them all, then `escape` (user text escaped
-once per output format: terminal, Markdown, LaTeX) and `strict_json` (JSON read with no key
-given twice), which every stage may use. tests/test_layout.py checks the
-order and that no module imports another in a loop."""
+`_version` (the version) sits below everything, then `errors` (the project's exception types),
+`escape` (user text escaped once per output format: terminal, Markdown, LaTeX) and
+`strict_json` (JSON read with no key given twice), which every stage may use. This `__init__`
+imports `_version`, and `api` lazily, nothing else: the one upward import tests/test_layout.py
+allows. The test checks the order and that no module imports another in a loop."""
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from resolver._version import __version__
+
+# The public names, in resolver.api's order; kept here so that `dir(resolver)` and `from
+# resolver import *` import nothing until a name is used (a test keeps it equal to api.__all__).
+__all__ = [
+    "Answer", "Comparison", "Dataset", "FactresError", "Gold", "IngestResult", "InputError",
+    "Memory", "PlanSet", "Prediction", "Question", "Run", "RunConfig", "RunFolder",
+    "__version__", "bundled_path", "compare_runs", "execute", "live_plan_sets", "load",
+    "plan_sets", "read_run", "resolve",
+]
+
+
+def __getattr__(name: str):
+    """A public name, imported from resolver.api when first asked for (then cached here)."""
+    if name in __all__:
+        from resolver import api
+        value = getattr(api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'resolver' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -292,7 +292,25 @@ def read_row(row, path: str, number: int) -> Row:
 
 
 def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Dataset, Gold]:
-    """Load one or more haystack files. Returns the dataset (no gold) and the gold book."""
+    """Load one or more haystack files: their rows, questions and one parsed store per context.
+
+    Args:
+        paths: haystack files: Hugging Face rows (`.json`: one row, a list of rows or
+            `{"data": [rows]}`; `.jsonl`; `.parquet` with the `parquet` extra) or a bare
+            context (`.txt`, no questions). Each file once.
+        use_cache: read and write the parse cache (`$FACTRES_CACHE`, else
+            `$XDG_CACHE_HOME/factres`, else `~/.cache/factres`).
+
+    Returns:
+        `(dataset, gold)`: the `Dataset` (questions in file order, one `Haystack` with its
+        `FactStore` per distinct context, the files' sha256, notes on input quirks handled)
+        and the `Gold` book (question id -> accepted answers), split off so that only scoring
+        reads it.
+
+    Raises:
+        InputError: no file, a file given twice, a file that cannot be read, a bad row (naming
+            the file and the row), a duplicate question id, bad bytes in a context.
+    """
     # the parse cache sits beside the parser (keyed by context, grammar and parsing code)
     from resolver.text.cache import load_parse
 
@@ -347,7 +365,19 @@ def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Datase
 
 
 def bundled_path(name: str = "factconsolidation_6k.json") -> Path:
-    """Path of a bundled data file (the 6K dev rows by default)."""
+    """The path of a data file bundled in the package.
+
+    Args:
+        name: a file of `resolver/data/fc/`: `factconsolidation_6k.json` (the 6K dev rows with
+            questions and gold, the default) or `factconsolidation_{32k,64k,262k}_context.txt`
+            (the test sizes' contexts, without questions).
+
+    Returns:
+        The file's path (inside the installed package).
+
+    Raises:
+        Nothing; a name that is not bundled gives a path that does not exist.
+    """
     from importlib import resources
     ref = resources.files("resolver.data").joinpath("fc", name)
     return Path(str(ref))

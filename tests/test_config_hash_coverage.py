@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from import_graph import imports_of
+from import_graph import LAZY_API_EDGE, imports_of
 
 import resolver
 from resolver.run.identity import LIVE_COMPILER_FILES, RESOLVER_FILES
@@ -41,6 +41,8 @@ def _closure(roots: tuple[str, ...]) -> set[str]:
             continue
         seen.add(name)
         for module in imports_of(PACKAGE / name, PACKAGE.parent):
+            if name == "__init__.py" and module == LAZY_API_EDGE[1]:
+                continue      # the public names, resolved lazily: no run imports them
             found = _file_of(module)
             if found is not None:
                 todo.append(found)

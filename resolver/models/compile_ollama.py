@@ -24,7 +24,7 @@ from typing import Callable
 
 import orjson
 
-from resolver import __version__
+from resolver._version import __version__
 from resolver.errors import InputError
 from resolver.haystack import Dataset
 from resolver.models.ollama_client import INVALID_PLAN, ModelCallError, ModelClient, model_of

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from resolver import __version__
+from resolver._version import __version__
+from resolver.errors import InputError
 from resolver.haystack import Dataset
 from resolver.plan.plans import Compiled, PlanSet
 
@@ -18,7 +19,7 @@ def compiler(name: str):
     elif name == "lexicon":
         from resolver.plan.compile_lexicon import compile_question
     else:
-        raise ValueError(f"unknown live plan set {name!r}; known: {', '.join(LIVE_SETS)}")
+        raise InputError(f"unknown live plan set {name!r}", expected=", ".join(LIVE_SETS))
     return compile_question
 
 
@@ -45,4 +46,17 @@ def _compile(dataset: Dataset, name: str) -> PlanSet:
 
 
 def live_plan_sets(dataset: Dataset, names: tuple[str, ...] = LIVE_SETS) -> list[PlanSet]:
+    """The live plan sets for every question of `dataset`, compiled now by the current code.
+
+    Args:
+        dataset: the questions (from `load`); each is compiled over its own context's store.
+        names: the compilers, in order: "rules" (MQuAKE question templates, exact one-hop
+            plans) and "lexicon" (cue phrases and English nesting, N-best plans). Default both.
+
+    Returns:
+        One `PlanSet` per name, with set ids `live:rules` and `live:lexicon`.
+
+    Raises:
+        InputError: a name that is no live compiler.
+    """
     return [_compile(dataset, n) for n in names]

@@ -287,9 +287,27 @@ def _flips(ids: list[str], x: list[int], y: list[int]) -> tuple[tuple[str, ...],
 def compare_runs(refs: Sequence[str | Path], results_dir: str | Path | None = None, *,
                  intersect: bool = False, resamples: int = RESAMPLES, seed: int = SEED,
                  level: float = LEVEL) -> Comparison:
-    """`factres compare`: read every run (ids under the results folder, or folder paths; the
-    first is the baseline), check them against each other, and compare the baseline with each
-    other run. Everything is read and checked before any statistic is computed."""
+    """Compare runs question by question, as `factres compare` does. Everything is read and
+    checked before any statistic is computed.
+
+    Args:
+        refs: two or more runs (ids or folder paths, as `read_run` takes them); the first is
+            the baseline A, each other run B is compared with it.
+        results_dir: the results folder run ids are looked up in.
+        intersect: compare the questions every run has (and record what was dropped) instead
+            of refusing runs over different question sets.
+        resamples, seed, level: the paired bootstrap's resamples, seed and interval level.
+
+    Returns:
+        A `Comparison`: per pair of runs, per source and pooled per kind, both EMs, the
+        difference B - A with its paired bootstrap interval, the exact McNemar p and the
+        flipped question ids. `resolver.report.compare_report` renders it.
+
+    Raises:
+        InputError: fewer than two runs, a run given twice, an unscored run, runs that
+            disagree on a question (source, text or gold), runs over different question sets
+            (without `intersect`), and every error of `read_run`.
+    """
     if len(refs) < 2:
         raise InputError(f"{len(refs)} run given", expected="a baseline run and at least one "
                          "run to compare with it")

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from resolver import __version__
+from resolver._version import __version__
 from resolver.errors import InputError, RunExistsError
 from resolver.memory.harness import prompt
 from resolver.run.reader import RunFolder, read_run

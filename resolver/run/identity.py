@@ -39,12 +39,12 @@ def _stage_files(*parts: str) -> tuple[str, ...]:
 # What makes the live plans: the reading of questions over the store, the compilers, and the
 # search module the lexicon compiler's typed readings share (meta.json's compiler_sha256 of a
 # live plan set; a frozen configuration's live sets).
-LIVE_COMPILER_FILES = _stage_files("__init__.py", "errors.py", "strict_json.py", "haystack.py",
+LIVE_COMPILER_FILES = _stage_files("__init__.py", "_version.py", "errors.py", "strict_json.py", "haystack.py",
                                    "text", "store", "plan", "search/path_search.py")
 # What decides a run's predictions and scores (the run id's config hash): every stage from the
 # text up to the search, the model lanes (reader and repair answer or re-plan), and scoring.
-RESOLVER_FILES = _stage_files("__init__.py", "errors.py", "strict_json.py", "haystack.py", "text",
-                              "store", "plan", "models", "search", "run/scoring.py")
+RESOLVER_FILES = _stage_files("__init__.py", "_version.py", "errors.py", "strict_json.py",
+                              "haystack.py", "text", "store", "plan", "models", "search", "run/scoring.py")
 LEXICON_FILES = ("plan/lexicon.py", "plan/compile_lexicon.py", "plan/signatures.py",
                  "plan/asked.py")
 VERSIONED = ("factres", "lark", "orjson", "numpy", "click", "ollama")

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from resolver import __version__
+from resolver._version import __version__
 from resolver.errors import InputError, first_few, place
 from resolver.haystack import Dataset, Gold, Question, bundled_path, load, sha256_bytes
 from resolver.run import run_folder, scoring

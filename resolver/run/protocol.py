@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from resolver import __version__
+from resolver._version import __version__
 from resolver.errors import ArchiveError, InputError, ProtocolError
 from resolver.haystack import sha256_bytes
 from resolver.run import identity

@@ -191,8 +191,25 @@ class RunFolder:
 
 def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
              traces: bool = False) -> RunFolder:
-    """A finished run folder, by id or path, with meta.json, metrics.json and predictions.jsonl
-    validated and checked against each other (with `traces`, traces.jsonl too)."""
+    """A finished run folder, by id or path, validated and checked, as every command reads it.
+
+    Args:
+        ref: a run id, looked up under the results folder and then in the repository's
+            committed `results/`, or a run folder's path.
+        results_dir: the results folder; default `$FACTRES_RESULTS`, else `./factres-results`.
+        traces: also read and check traces.jsonl now (otherwise on first use of `.traces`).
+
+    Returns:
+        The `RunFolder`: `meta`, `metrics`, `predictions` (validated plain dicts), `traces`
+        (qid -> trace row), `kind` ("resolver" or "imported"), `scored`, and `load_data()`
+        for the data it ran on (sha256-checked).
+
+    Raises:
+        InputError: no such run (the runs that exist are listed), an unfinished folder, a file
+            that does not fit its schema or disagrees with another (naming the file, the line
+            and the field).
+        ForeignFolderError: a meta.json another tool wrote (an `InputError`).
+    """
     path = find_run(ref, results_dir)
     meta = _read_meta(path)
     imported = run_kind(meta) == IMPORTED_KIND

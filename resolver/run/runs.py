@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from resolver import __version__
+from resolver._version import __version__
 from resolver.errors import ArchiveError, InputError, LaneFailedError, UnparsedLinesError, clip
 from resolver.haystack import Dataset, Gold, load, sha256_bytes
 from resolver.plan.plans import Compiled, PlanSet

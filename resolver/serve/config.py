@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from resolver import __version__
+from resolver._version import __version__
 from resolver.errors import InputError
 from resolver.memory.memory import MODES
 from resolver.plan.planning import LIVE_SETS

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import orjson
 
-from resolver import __version__
+from resolver._version import __version__
 from resolver.text import grammar
 from resolver.text.facts import Fact, ParseResult, UnparsedLine, normalise, parse_context
 
