@@ -31,8 +31,8 @@ def oracle() -> None:
 
     Each command writes `<command>.json` and `<command>.md` into a new folder
     <results>/oracle-<command>-<data tag or run id>/ (never overwritten: -2, -3, ... or --out),
-    where <results> is --results-dir, else $FACTRES_RESULTS, else ./results; RUN is looked up
-    there too.
+    where <results> is --results-dir, else $FACTRES_RESULTS, else ./factres-results; RUN is
+    looked up there, then in the repository's committed results/ (read only).
 
     Example: factres oracle ceiling
     """
@@ -197,7 +197,8 @@ def explain_command(run, qids, as_json, results_dir) -> None:
     """Explain why questions of a run got their answers: the reading, the winning path hop by
     hop, the best rival paths with their score terms side by side, and where the gold is.
 
-    RUN is a run id (under --results-dir, $FACTRES_RESULTS or ./results) or a run folder; an
+    RUN is a run id (under --results-dir, $FACTRES_RESULTS or ./factres-results, then the
+    repository's committed results/) or a run folder; an
     imported run (factres score) shows its prediction against the gold paths. The reading is
     the current code's; paths, versions and score terms are the run's own.
 

@@ -1,7 +1,7 @@
 """Where oracle results go and how they are written: `<results>/oracle-<command>-<tag>/` holding
 `<command>.json` (sorted keys) and `<command>.md`, rendered from the same rows. `<results>` is
-the one results folder every command uses: --results-dir, else $FACTRES_RESULTS, else ./results
-(`resolver.run.result_schema.results_root`).
+the one results folder every command uses: --results-dir, else $FACTRES_RESULTS, else
+./factres-results (`resolver.run.result_schema.results_root`).
 
 A folder is never overwritten: the next free suffix (-2, -3, ...) is taken, or `--out` names the
 folder, which must not exist. The name is claimed as `factres run` claims a run id (its hidden

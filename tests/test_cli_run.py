@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from resolver.cli import main
 
+ROOT = Path(__file__).resolve().parent.parent
 SMALL = Path(__file__).parent / "data" / "runs_small.json"
 # runs_small.json has one 32K source: a dev run over it is noted as off the protocol's split.
 NOTE_32K = ("note: factconsolidation_sh_32k is a source of the test split (dev is 6K; test is "
@@ -105,12 +106,18 @@ def test_table_rerenders_from_metrics(results):
 def test_table_of_a_missing_run_is_an_error(results):
     result = invoke("table", "nope")
     assert result.exit_code == 1
-    assert result.output == (f"Error: no run 'nope' in {results}/ (no runs there) (expected a "
-                             "run id under the results folder (--results-dir, $FACTRES_RESULTS "
-                             "or ./results) or a run folder path)\n")
+    # the results folder first, then the repository's committed runs (read only), each with
+    # the runs it holds
+    committed = ROOT / "results"
+    assert result.output.startswith(f"Error: no run 'nope' in {results}/ (no runs there) or in "
+                                    f"{committed}/ (")
+    assert "runs there: blind-mh-plain-first, " in result.output
+    assert result.output.endswith(" (expected a run id under the results folder (--results-dir, "
+                                  "$FACTRES_RESULTS or ./factres-results) or the repository's "
+                                  "committed results/, or a run folder path)\n")
     invoke("run", "--data", str(SMALL), "--run-id", "r1")
     assert invoke("table", "nope").output.startswith(f"Error: no run 'nope' in {results}/ (1 "
-                                                     "run there: r1) (expected")
+                                                     "run there: r1) or in ")
 
 
 @pytest.mark.parametrize("command", ["run", "table"])

@@ -136,9 +136,11 @@ def test_an_unknown_question_or_run_is_one_clean_error(run, tmp_path):
     missing = runner.invoke(main, ["explain", "no-such-run", "mh_ok", "--results-dir",
                                    str(tmp_path)])
     assert missing.exit_code == 1
-    assert missing.output == (f"Error: no run 'no-such-run' in {tmp_path}/ (1 run there: small) "
-                              "(expected a run id under the results folder (--results-dir, "
-                              "$FACTRES_RESULTS or ./results) or a run folder path)\n")
+    assert missing.output.startswith(f"Error: no run 'no-such-run' in {tmp_path}/ (1 run there: "
+                                     "small) or in ")
+    assert missing.output.endswith("(expected a run id under the results folder (--results-dir, "
+                                   "$FACTRES_RESULTS or ./factres-results) or the repository's "
+                                   "committed results/, or a run folder path)\n")
 
 
 def test_an_imported_run_is_set_against_the_gold_paths(run, tmp_path):

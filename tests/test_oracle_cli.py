@@ -51,7 +51,8 @@ def test_missing_run_is_a_clean_error(tmp_path):
     assert result.exit_code == 1
     assert result.output == (f"Error: no run folder '{tmp_path / 'nope'}' (expected a run id "
                              "under the results folder (--results-dir, $FACTRES_RESULTS or "
-                             "./results) or a run folder path)\n")
+                             "./factres-results) or the repository's committed results/, or a "
+                             "run folder path)\n")
 
 
 def test_ceiling_cut_short_by_its_time_limit_says_so(tmp_path):

@@ -129,10 +129,11 @@ def test_an_unknown_run_names_the_first_few_and_the_count(tmp_path, run):
         shutil.copytree(run, run.parent / f"r{i}")
     with pytest.raises(InputError) as info:
         read_run("nope", run.parent)
-    assert str(info.value) == (f"no run 'nope' in {run.parent}/ (8 runs there: r, r0, r1, r2, r3 "
-                               "and 3 more) (expected a run id under the results folder "
-                               "(--results-dir, $FACTRES_RESULTS or ./results) or a run folder "
-                               "path)")
+    assert str(info.value).startswith(f"no run 'nope' in {run.parent}/ (8 runs there: r, r0, r1, "
+                                      "r2, r3 and 3 more) or in ")
+    assert str(info.value).endswith("(expected a run id under the results folder "
+                                    "(--results-dir, $FACTRES_RESULTS or ./factres-results) or "
+                                    "the repository's committed results/, or a run folder path)")
 
 
 def test_an_oracle_folder_of_the_wrong_shape_is_refused(tmp_path):

@@ -1,4 +1,6 @@
-"""One results folder for every command: `--results-dir`, else $FACTRES_RESULTS, else ./results.
+"""One results folder for every command: `--results-dir`, else $FACTRES_RESULTS, else
+./factres-results; run ids not found there are looked up, read only, in the repository's
+committed results/.
 `run` -> `oracle` -> `tables` read and write the same folder, and unfinished folders (`.tmp-*`,
 the `.incomplete` marker) are refused by every reader."""
 from __future__ import annotations
@@ -26,7 +28,9 @@ def test_every_command_that_reads_or_writes_results_takes_results_dir():
     for command in READERS_AND_WRITERS:
         result = invoke(*command.split(), "-h")
         assert "--results-dir" in result.output, command
-        assert "$FACTRES_RESULTS, else ./results" in " ".join(result.output.split()), command
+        # click may wrap the help after a hyphen ("./factres-" "results")
+        text = " ".join(result.output.split()).replace("- ", "-")
+        assert "$FACTRES_RESULTS, else ./factres-results" in text, command
 
 
 @pytest.mark.parametrize("how", ["env", "option"])
@@ -132,3 +136,53 @@ def test_score_tables_and_freeze_refuse_an_unwritable_place_in_one_line(tmp_path
         assert result.exit_code == 1, args
         assert result.output.startswith(f"Error: {where}"), result.output
         assert result.output.count("\n") == 1, result.output
+
+
+def _tracked_tree_hash() -> str:
+    """The hash git gives the checkout's tracked files as they are now (staged or not)."""
+    import subprocess
+    return subprocess.run(["git", "-C", str(COMMITTED.parent), "status", "--porcelain",
+                           "--untracked-files=no"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_by_default_everything_is_written_to_factres_results(tmp_path, monkeypatch):
+    """With neither --results-dir nor $FACTRES_RESULTS, a user's runs, oracle folders and
+    tables go to ./factres-results, never into the checkout's tracked results/."""
+    data = write_tiny(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FACTRES_RESULTS", raising=False)
+    assert invoke("run", "--data", data, "--run-id", "mine").exit_code == 0
+    assert (tmp_path / "factres-results" / "mine" / "meta.json").is_file()
+    assert invoke("oracle", "nbest", "mine").exit_code == 0
+    assert (tmp_path / "factres-results" / "oracle-nbest-mine" / "nbest.json").is_file()
+
+
+def test_a_committed_run_id_is_found_and_nothing_tracked_is_touched(tmp_path, monkeypatch):
+    """The README's `factres tables ... --table mab-fc` example from a clone: the committed runs
+    are read by id from results/, the table is written under ./factres-results/tables/."""
+    before = _tracked_tree_hash()
+    monkeypatch.chdir(COMMITTED.parent)
+    monkeypatch.setenv("FACTRES_RESULTS", str(tmp_path / "factres-results"))
+    result = invoke("tables", "dev-6k-search-confidence", "imported-nous-6k", "--table",
+                    "mab-fc")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "factres-results" / "tables" / "mab-fc.md").is_file()
+    assert _tracked_tree_hash() == before
+    table = invoke("table", "dev-6k-search-confidence")
+    assert table.output == (COMMITTED / "dev-6k-search-confidence" / "table.md").read_text()
+
+
+def test_a_run_in_the_results_folder_shadows_a_committed_one_of_the_same_id(tmp_path):
+    data = write_tiny(tmp_path)
+    results = tmp_path / "results"
+    invoke("run", "--data", data, "--run-id", "dev-6k-search-confidence", "--results-dir",
+           results)
+    mine = invoke("table", "dev-6k-search-confidence", "--results-dir", results)
+    assert mine.output == (results / "dev-6k-search-confidence" / "table.md").read_text()
+    assert mine.output != (COMMITTED / "dev-6k-search-confidence" / "table.md").read_text()
+
+
+def test_factres_results_is_git_ignored():
+    ignored = (COMMITTED.parent / ".gitignore").read_text().splitlines()
+    assert "factres-results/" in ignored

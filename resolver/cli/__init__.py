@@ -46,11 +46,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
             "Compile questions into plan sets and keep them in the archive (plans/<set-id>/)."),
     "run": ("resolver.cli.run:run_command",
           "Resolve every question, score it as MemoryAgentBench does, and record the run in "
-          "results/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, table.md, "
-          "table.tex)."),
+          "<results>/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, "
+          "table.md, table.tex)."),
     "score": ("resolver.cli.score:score_command",
               "Score another system's predictions as MemoryAgentBench does and record them as "
-              "a run in results/<run-id>/ (meta.json, predictions.jsonl, metrics.json, "
+              "a run in <results>/<run-id>/ (meta.json, predictions.jsonl, metrics.json, "
               "table.md, table.tex)."),
     "serve": ("resolver.cli.serve:serve_command",
               "Answer OpenAI chat-completions requests with factres, so a harness evaluates it "

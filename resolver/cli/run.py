@@ -80,8 +80,10 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
                 mode, frozen, allow_dirty, strict, allow_partial_plans, abstain_below,
                 no_cache, progress) -> None:
     """Resolve every question, score it as MemoryAgentBench does, and record the run in
-    results/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, table.md,
+    <results>/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, table.md,
     table.tex). Prints the score table. Existing runs are never overwritten.
+
+    <results> is --results-dir, else $FACTRES_RESULTS, else ./factres-results.
 
     Dev is 6K; test is 32K, 64K and 262K: a test run needs --config (a frozen configuration
     the checkout matches) and a clean git tree, unless --allow-dirty, which marks it.

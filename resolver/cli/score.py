@@ -32,7 +32,8 @@ from resolver.run.harness_files import FIELDS, FORMATS, parse_field_map
 @library_errors
 def score_command(files, data, name, field_pairs, fmt, run_id, results_dir) -> None:
     """Score another system's predictions as MemoryAgentBench does and record them as a run in
-    results/<run-id>/ (meta.json, predictions.jsonl, metrics.json, table.md, table.tex).
+    <results>/<run-id>/ (meta.json, predictions.jsonl, metrics.json, table.md, table.tex).
+    <results> is --results-dir, else $FACTRES_RESULTS, else ./factres-results.
 
     FILE is a MemoryAgentBench harness output (one per source) or a JSONL, CSV or JSON file of
     records with a question id and a prediction. Records are joined to the rows by id; the

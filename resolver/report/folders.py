@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from resolver.errors import ForeignFolderError, InputError
-from resolver.run.reader import folder_names, read_oracle, read_run, unknown
+from resolver.run.reader import folder_names, locate, read_oracle, read_run
 from resolver.run.result_schema import (
     CEILING_FILE,
     META_FILE,
@@ -85,23 +85,21 @@ def read_folder(path: Path) -> Folder:
 
 def gather(refs: tuple[str, ...], results: str | Path | None = None,
            skipped: list[Skipped] | None = None) -> list[Folder]:
-    """The folders named by `refs` (run ids under the results folder, or folder paths), in the
-    order given, each of which must read; with no refs, every folder under the results folder
+    """The folders named by `refs` (run ids under the results folder or, read only, the
+    repository's committed results/, or folder paths), in the order given, each of which must
+    read; with no refs, every folder under the results folder (not the committed one)
     that factres tables reads, by name (hidden and unfinished folders and the tables folder
     itself are left out), a folder that does not read passed over into `skipped`."""
     root = results_root(results)
     if refs:
-        folders = []
-        for ref in refs:
-            path = Path(ref)
-            if not path.is_dir():
-                path = root / ref
-            if not path.is_dir():
-                raise unknown(ref, root, what="folder", runs_only=False)
-            folders.append(read_folder(path))
-        return folders
+        # each named folder: a path, else under the results folder, else the committed results/
+        return [read_folder(locate(ref, results, what="folder", runs_only=False))
+                for ref in refs]
     if not root.is_dir():
-        raise InputError("no results folder", path=str(root))
+        raise InputError("no results folder", path=str(root),
+                         expected="a results folder holding run folders (without RUN, factres "
+                                  "tables reads every folder there; name runs to read the "
+                                  "repository's committed ones, or pass --results-dir results)")
     folders = []
     for name in folder_names(root, runs_only=False):
         path = root / name

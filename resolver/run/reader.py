@@ -52,7 +52,7 @@ from resolver.run.result_schema import (
     TABLES_DIR,
     TRACES_FILE,
     incomplete,
-    results_root,
+    lookup_roots,
     run_kind,
 )
 from resolver.strict_json import loads
@@ -62,8 +62,8 @@ if TYPE_CHECKING:
     from resolver.search.candidates import Candidate, Hop
 
 SEARCH_SET = "search"      # candidates the search enumerated without a plan set
-LOOKUP = ("a run id under the results folder (--results-dir, $FACTRES_RESULTS or ./results) "
-          "or a run folder path")
+LOOKUP = ("a run id under the results folder (--results-dir, $FACTRES_RESULTS or "
+          "./factres-results) or the repository's committed results/, or a run folder path")
 
 
 # ---- files ------------------------------------------------------------------------------------
@@ -103,31 +103,48 @@ def folder_names(root: Path, *, runs_only: bool = True) -> list[str]:
                   and not incomplete(p) and (not runs_only or (p / META_FILE).is_file()))
 
 
-def unknown(ref: str, root: Path, what: str = "run", runs_only: bool = True) -> InputError:
-    """The error for a name that is neither a folder nor a folder under `root`: it names the
-    folders there (the first few and the count)."""
-    names = folder_names(root, runs_only=runs_only)
-    plural = "s" if len(names) != 1 else ""
-    there = (f"{len(names)} {what}{plural} there: {first_few(names, FEW)}" if names
-             else f"no {what}s there")
+def unknown(ref: str, roots: Path | list[Path], what: str = "run",
+            runs_only: bool = True) -> InputError:
+    """The error for a name that is neither a folder nor a folder under any of `roots` (the
+    results folder, then the committed results/): it names the folders in each (the first few
+    and the count)."""
+    roots = [roots] if isinstance(roots, Path) else list(roots)
+    places = []
+    for root in roots:
+        names = folder_names(root, runs_only=runs_only)
+        plural = "s" if len(names) != 1 else ""
+        there = (f"{len(names)} {what}{plural} there: {first_few(names, FEW)}" if names
+                 else f"no {what}s there")
+        places.append(f"{root}/ ({there})")
     expected = LOOKUP if what == "run" else (
-        f"a {what} under the results folder (--results-dir, $FACTRES_RESULTS or ./results) or "
-        "a folder path")
-    return InputError(f"no {what} {ref!r} in {root}/ ({there})", expected=expected)
+        f"a {what} under the results folder (--results-dir, $FACTRES_RESULTS or "
+        "./factres-results) or the repository's committed results/, or a folder path")
+    return InputError(f"no {what} {ref!r} in {' or in '.join(places)}", expected=expected)
+
+
+def locate(ref: str, results_dir: str | Path | None = None, what: str = "run",
+           runs_only: bool = True) -> Path:
+    """The folder `ref` names: a folder path as it is, else the first `<root>/<ref>` of
+    `lookup_roots` (the results folder, then the committed results/). InputError naming what
+    each place holds when none has it."""
+    path = Path(ref)
+    if path.is_dir():
+        return path
+    if len(path.parts) > 1:          # a path, not an id: nothing to look up
+        raise InputError(f"no {what} folder {str(ref)!r}", expected=LOOKUP)
+    roots = lookup_roots(results_dir)
+    for root in roots:
+        if (root / str(ref)).is_dir():
+            return root / str(ref)
+    raise unknown(str(ref), roots, what=what, runs_only=runs_only)
 
 
 def find_run(ref: str | Path, results_dir: str | Path | None = None) -> Path:
-    """The folder of a run given as a folder path or as a run id under the results folder
-    (`results_dir`, else $FACTRES_RESULTS, else ./results). An unfinished folder is refused; an
-    unknown id names the runs there."""
-    path = Path(ref)
-    if not path.is_dir():
-        if len(path.parts) > 1:          # a path, not an id: nothing to look up
-            raise InputError(f"no run folder {str(ref)!r}", expected=LOOKUP)
-        root = results_root(results_dir)
-        path = root / str(ref)
-        if not path.is_dir():
-            raise unknown(str(ref), root)
+    """The folder of a run given as a folder path or as a run id: under the results folder
+    (`results_dir`, else $FACTRES_RESULTS, else ./factres-results), then under the repository's
+    committed results/ (read only). An unfinished folder is refused; an unknown id names the
+    runs in both places."""
+    path = locate(str(ref), results_dir)
     reason = incomplete(path)
     if reason:
         raise InputError(reason, path=str(path), expected="a finished run folder")

@@ -40,6 +40,10 @@ from typing_extensions import NotRequired, TypedDict
 from resolver.errors import InputError
 
 RESULTS_ENV = "FACTRES_RESULTS"
+# The results folder when neither --results-dir nor $FACTRES_RESULTS names one (relative to the
+# working folder), and the repository's committed runs (relative to the checkout).
+DEFAULT_RESULTS = "factres-results"
+COMMITTED_RESULTS = "results"
 # The paper tables' folder under the results folder (`factres tables`): never a run id.
 TABLES_DIR = "tables"
 META_FILE = "meta.json"
@@ -513,8 +517,31 @@ def loads_lines(data: bytes) -> list[Any]:
 
 
 def results_root(override: str | Path | None = None) -> Path:
-    """Where run folders go: the argument, else $FACTRES_RESULTS, else ./results."""
-    return Path(override or os.environ.get(RESULTS_ENV) or "results")
+    """Where run and oracle folders are written, and run ids looked up first: the argument,
+    else $FACTRES_RESULTS, else ./factres-results (git-ignored in the repository: a user's work
+    never touches the checkout's tracked files; the repository's own committed runs are made
+    with an explicit `--results-dir results`)."""
+    return Path(override or os.environ.get(RESULTS_ENV) or DEFAULT_RESULTS)
+
+
+def committed_results() -> Path | None:
+    """The repository's committed results/ when the package runs from a checkout (an editable
+    install or a clone on the path), else None. Run ids not found in the results folder are
+    looked up here, read only."""
+    repo = Path(__file__).resolve().parents[2]
+    folder = repo / COMMITTED_RESULTS
+    return folder if folder.is_dir() and (repo / "pyproject.toml").is_file() else None
+
+
+def lookup_roots(override: str | Path | None = None) -> list[Path]:
+    """Where a run id is looked up, in order: the results folder, then (read only) the
+    repository's committed results/ when that is another folder."""
+    root = results_root(override)
+    committed = committed_results()
+    roots = [root]
+    if committed is not None and committed.resolve() != root.resolve():
+        roots.append(committed)
+    return roots
 
 
 def incomplete(folder: Path) -> str | None:

@@ -1,4 +1,4 @@
-"""A `Run`: data + plan sets -> predictions -> metrics, recorded in `results/<run-id>/`.
+"""A `Run`: data + plan sets -> predictions -> metrics, recorded in `<results>/<run-id>/`.
 
 The run is the one place that holds gold next to predictions: it takes the gold book from the
 loader and hands it to `scoring` only, after resolution is over (on the test split it drops it
