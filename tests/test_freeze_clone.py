@@ -73,6 +73,28 @@ def test_a_committed_change_to_a_package_file_is_refused_naming_it(clone):
     assert sorted(p.name for p in (tmp / "results").iterdir()) == ["docs"]
 
 
+def test_a_dirty_tree_refusal_names_the_changed_files(clone):
+    """An uncommitted change to a tracked file refuses a test run, naming that file."""
+    tmp, repo = clone
+    data = str(repo / "tests" / "data" / "runs_small.json")
+    frozen = tmp / "frozen-dirty.json"
+    assert factres(repo, tmp, "freeze", str(frozen)).returncode == 0
+    table = repo / "results" / "tables" / "mab-fc.md"
+    original = table.read_bytes()
+    table.write_bytes(original + b"\nedited\n")
+    (repo / "untracked.txt").write_text("new files do not count\n")
+    try:
+        refused = factres(repo, tmp, "run", "--split", "test", "--config", str(frozen),
+                          "--data", data)
+    finally:
+        table.write_bytes(original)
+        (repo / "untracked.txt").unlink()
+    assert refused.returncode == 1
+    assert refused.stderr == ("Error: a test run needs a clean tree: the working tree has "
+                              "uncommitted changes to 1 tracked file: results/tables/mab-fc.md; "
+                              "commit first, or pass --allow-dirty to run marked as dirty\n")
+
+
 def test_a_parser_change_never_reads_the_old_parsers_cache(clone):
     """The parse cache holds the parser's output: a committed change to the code that builds
     facts must parse afresh, not read what the old code cached."""

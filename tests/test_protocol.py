@@ -30,6 +30,7 @@ def clean(monkeypatch):
 @pytest.fixture
 def dirty(monkeypatch):
     monkeypatch.setattr(identity, "git_state", lambda: {"commit": COMMIT, "dirty": True})
+    monkeypatch.setattr(identity, "dirty_files", lambda: ["README.md", "results/tables/mab-fc.md"])
 
 
 @pytest.fixture
@@ -97,8 +98,9 @@ def test_a_test_run_needs_a_clean_tree(tmp_path, frozen, dirty):
                     "--results-dir", str(tmp_path / "r"))
     assert result.exit_code == 1
     assert result.output == ("Error: a test run needs a clean tree: the working tree has "
-                             "uncommitted changes to tracked files; commit first, or pass "
-                             "--allow-dirty to run marked as dirty\n")
+                             "uncommitted changes to 2 tracked files: README.md, "
+                             "results/tables/mab-fc.md; commit first, or pass --allow-dirty to "
+                             "run marked as dirty\n")
 
 
 def test_a_frozen_clean_test_run_records_its_configuration(tmp_path, clean, frozen):

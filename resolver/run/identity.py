@@ -103,3 +103,25 @@ def git_state() -> dict:
     except (OSError, subprocess.CalledProcessError):
         return {"commit": None, "dirty": None}
     return {"commit": commit, "dirty": bool(status.strip())}
+
+
+def dirty_files() -> list[str]:
+    """The tracked files of the checkout that differ from its commit (staged or not), as git
+    names them relative to the checkout, sorted; [] outside git or on a clean tree. What a
+    refused test run names."""
+    repo = PACKAGE.parent
+    try:
+        status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "-z",
+                                 "--untracked-files=no"], check=True, capture_output=True,
+                                text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    out, entries = [], iter(status.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        code, name = entry[:2], entry[3:]
+        if "R" in code or "C" in code:        # a rename or copy: its source path follows
+            next(entries, None)
+        out.append(name)
+    return sorted(set(out))

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from resolver._version import __version__
-from resolver.errors import ArchiveError, InputError, ProtocolError
+from resolver.errors import FEW, ArchiveError, InputError, ProtocolError, first_few
 from resolver.haystack import sha256_bytes
 from resolver.run import identity
 from resolver.run.config import RunConfig
@@ -229,8 +229,13 @@ def admit(config):
                             + "\nfreeze a new configuration (a new file) for a new test run, "
                               "or pass --allow-dirty to run marked as unfrozen")
     if test and not config.allow_dirty and git["dirty"] is not False:
-        reason = ("the working tree has uncommitted changes to tracked files"
-                  if git["dirty"] else "cannot tell whether the tree is clean (no git checkout)")
+        if git["dirty"]:
+            files = identity.dirty_files()
+            reason = (f"the working tree has uncommitted changes to {len(files)} tracked "
+                      f"file{'s' if len(files) != 1 else ''}: {first_few(files, FEW)}"
+                      if files else "the working tree has uncommitted changes to tracked files")
+        else:
+            reason = "cannot tell whether the tree is clean (no git checkout)"
         raise ProtocolError(f"a test run needs a clean tree: {reason}; commit first, or pass "
                             "--allow-dirty to run marked as dirty")
     return config, record
