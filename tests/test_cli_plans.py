@@ -252,3 +252,21 @@ def test_every_plans_command_has_help_ending_in_an_example():
         out = invoke("plans", command, "-h")
         assert f"Example: factres plans {command}" in out.replace("\n  ", " ")
     assert "Example: factres plans list" in invoke("plans", "-h")
+
+
+def test_a_closed_pipe_ends_plans_show_quietly(monkeypatch):
+    """`factres plans show SET | head`: the reader goes away; no "Error: Broken pipe", no
+    traceback, just the exit."""
+    import subprocess
+    import sys
+    monkeypatch.delenv("FACTRES_PLANS")       # the committed sets
+    proc = subprocess.Popen([sys.executable, "-c", "from oracle.cli import main; main()",
+                             "plans", "show", "lexicon-6k"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()                   # as head does after its lines
+    stderr = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert first.startswith(b"factconsolidation_mh_6k_no0: ")
+    assert stderr == b""
+    assert proc.returncode == 1           # click's exit for a broken pipe, silenced

@@ -26,6 +26,10 @@ def library_errors(func):
             return func(*args, **kwargs)
         except FactresError as exc:
             raise click.ClickException(escape.terminal(str(exc), lines=True)) from None
+        except BrokenPipeError:
+            # the reader of our output went away (`factres plans show ... | head`): click's
+            # main silences the streams and exits, with no message, as a pipe's writer should
+            raise
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             raise click.ClickException(escape.terminal(f"{where}{exc.strerror or exc}",
