@@ -65,11 +65,14 @@ def _run_folder(run, results_dir):
     return find_run(run, results_dir)
 
 
-def _report(analysis, out, results_dir) -> None:
-    from .report import write
+def _report(analysis, out, results_dir, table: str | None = None) -> None:
+    """Write the analysis's folder, print its summary (`table`, else the Markdown up to the
+    per-question detail) on stdout and say where the files are on stderr."""
+    from .report import summary, write
     folder = write(analysis, out, results_dir)
+    click.echo(summary(analysis) if table is None else table, nl=False)
     click.echo(f"wrote {folder / (analysis.command + '.json')} and "
-               f"{folder / (analysis.command + '.md')}")
+               f"{folder / (analysis.command + '.md')}", err=True)
 
 
 @oracle.command("paths")
@@ -119,9 +122,9 @@ def ceiling_command(data, time_limit, out, results_dir) -> None:
     """
     from .ceiling import OPTIMAL, analyse, status_sentence
     analysis = analyse(data, time_limit)
-    _report(analysis, out, results_dir)
     if analysis.payload["status"] != OPTIMAL:
         click.echo("note: " + status_sentence(analysis.payload), err=True)
+    _report(analysis, out, results_dir)
 
 
 @oracle.command("misses")
@@ -168,8 +171,7 @@ def calibration_command(runs, out, results_dir) -> None:
     from .calibration import HEADERS, analyse, summary_rows
     from .report import md_table
     analysis = analyse(runs, results_dir)
-    _report(analysis, out, results_dir)
-    click.echo(md_table(HEADERS, summary_rows(analysis.payload)), nl=False)
+    _report(analysis, out, results_dir, md_table(HEADERS, summary_rows(analysis.payload)))
 
 
 @oracle.command("signals")

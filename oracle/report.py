@@ -70,6 +70,24 @@ def claim_dir(command: str, tag: str, out: str | Path | None = None,
         path = base.with_name(f"{base.name}-{n}")
 
 
+# The sections of an analysis's Markdown that list every question (or every component): what
+# the command prints stops before the first of them; the files hold everything.
+DETAIL_SECTIONS = ("## Questions", "## Misses", "## Components")
+EXPLAIN_LINE = "Why each got its answer: "      # misses: the explain command for them
+
+
+def summary(analysis: Analysis) -> str:
+    """What an oracle command prints: its Markdown up to the per-question detail (the title,
+    what the figures mean, the summary tables), and the `factres explain` line that follows the
+    detail when there is one, ending with one newline."""
+    lines, detail = [], False
+    for line in analysis.markdown.splitlines():
+        detail = detail or line.startswith(DETAIL_SECTIONS)
+        if not detail or line.startswith(EXPLAIN_LINE):
+            lines.append(line)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 def write(analysis: Analysis, out: str | Path | None = None,
           root: str | Path | None = None) -> Path:
     """Write `<command>.json` and `<command>.md` into a freshly claimed folder (renamed into

@@ -26,7 +26,8 @@ def test_ceiling_writes_json_and_markdown_and_never_overwrites(tmp_path):
     result = runner.invoke(main, ["oracle", "ceiling", "--data", str(data), "--out", str(out)],
                            catch_exceptions=False)
     assert result.exit_code == 0
-    assert result.output == f"wrote {out}/ceiling.json and {out}/ceiling.md\n"
+    assert result.stderr == f"wrote {out}/ceiling.json and {out}/ceiling.md\n"
+    assert result.stdout.startswith("# Ceiling of one-version-per-key stores\n")
     assert "| factconsolidation_mh_6k | 6k | 5 | 4 | 2 | 2 | 2 |" in (out / "ceiling.md").read_text()
     again = runner.invoke(main, ["oracle", "ceiling", "--data", str(data), "--out", str(out)],
                           catch_exceptions=False)
@@ -61,7 +62,7 @@ def test_ceiling_cut_short_by_its_time_limit_says_so(tmp_path):
                                        str(out), "--time-limit", "1e-9"],
                                 catch_exceptions=False)
     assert result.exit_code == 0
-    assert result.stdout == f"wrote {out}/ceiling.json and {out}/ceiling.md\n"
+    assert result.stderr.endswith(f"wrote {out}/ceiling.json and {out}/ceiling.md\n")
     assert result.stderr.startswith("note: Status: NOT proven optimal: the time limit of 1e-09 s "
                                     "stopped the solver first (6k haystack ")
     assert "best found 5, bound 8" in result.stderr
@@ -124,3 +125,33 @@ def test_nbest_of_an_imported_run_is_refused(tmp_path):
                                 catch_exceptions=False)
     assert result.exit_code == 1
     assert "it has no plan sets, so plan recall@N means nothing for it" in result.output
+
+
+def test_every_oracle_command_prints_its_summary_table(tmp_path):
+    """Each command prints its summary (the Markdown up to the per-question detail: title,
+    legend, summary tables) on stdout, and where the files went on stderr; calibration prints
+    its own summary table."""
+    data, results = write_tiny(tmp_path), tmp_path / "results"
+    runner = CliRunner()
+    made = runner.invoke(main, ["run", "--data", str(data), "--run-id", "tiny", "--results-dir",
+                                str(results)], catch_exceptions=False)
+    assert made.exit_code == 0, made.output
+    calls = {"paths": ["--data", str(data)], "versions": ["--data", str(data)],
+             "ceiling": ["--data", str(data)], "signals": ["--data", str(data)],
+             "misses": ["tiny"], "nbest": ["tiny"], "calibration": ["tiny"]}
+    assert sorted(calls) == sorted(oracle.commands)
+    for name, args in calls.items():
+        result = runner.invoke(main, ["oracle", name, *args, "--results-dir", str(results)],
+                               catch_exceptions=False)
+        assert result.exit_code == 0, (name, result.output)
+        (folder,) = [p for p in results.iterdir() if p.name.startswith(f"oracle-{name}-")]
+        assert result.stderr.endswith(f"wrote {folder}/{name}.json and {folder}/{name}.md\n")
+        printed = result.stdout.splitlines()
+        assert any(line.startswith("| ") for line in printed), name
+        if name != "calibration":
+            assert printed[0].startswith("# "), name
+            markdown = (folder / f"{name}.md").read_text().splitlines()
+            assert set(printed) <= set(markdown), name
+            # the detail sections stay in the file
+            assert not any(line.startswith(("## Questions", "## Misses", "## Components"))
+                           for line in printed), name

@@ -45,7 +45,7 @@ def test_run_oracle_and_tables_share_one_results_folder(tmp_path, monkeypatch, h
         option = ["--results-dir", results]
     assert invoke("run", "--data", data, "--run-id", "r1", *option).exit_code == 0
     nbest = invoke("oracle", "nbest", "r1", *option)
-    assert nbest.output == (f"wrote {results}/oracle-nbest-r1/nbest.json and "
+    assert nbest.stderr == (f"wrote {results}/oracle-nbest-r1/nbest.json and "
                             f"{results}/oracle-nbest-r1/nbest.md\n")
     assert invoke("oracle", "ceiling", "--data", data, *option).exit_code == 0
     tables = invoke("tables", "--format", "md", *option)
@@ -60,7 +60,7 @@ def test_a_committed_run_is_found_by_its_path_whatever_the_results_folder(tmp_pa
     invoke("run", "--data", data, "--run-id", "kept", "--results-dir", tmp_path / "committed")
     monkeypatch.setenv("FACTRES_RESULTS", str(tmp_path / "mine"))
     result = invoke("oracle", "nbest", tmp_path / "committed" / "kept")
-    assert result.output.startswith(f"wrote {tmp_path / 'mine'}/oracle-nbest-kept/nbest.json")
+    assert result.stderr.startswith(f"wrote {tmp_path / 'mine'}/oracle-nbest-kept/nbest.json")
 
 
 def test_unfinished_folders_are_refused_by_every_reader(tmp_path):
