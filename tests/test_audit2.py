@@ -190,7 +190,7 @@ def _hostile_results(tmp_path) -> Path:
     data = write_tiny(tmp_path)
     write_run_folder(results / "run-with\nnewline -->", [str(data)],
                      {f"{SH}_no0": ("Newcap", 1, [])}, plan_sets=(HOSTILE, "[first]"))
-    write_run_folder(results / "plain", [str(data)], {f"{SH}_no0": ("Newcap", 1, [])},
+    write_run_folder(results / "[first]-run", [str(data)], {f"{SH}_no0": ("Newcap", 1, [])},
                      plan_sets=("[first]",))
     return results
 
@@ -208,7 +208,7 @@ def test_6_names_cannot_inject_latex_or_markdown(tmp_path):
     # the name's § is escaped text, not factres's superscript mark
     assert "\\textbackslash{}\\S{}" in tex and "\\textsuperscript{\\S}" not in tex
     # a row opening with "[" is not taken for \\'s optional argument
-    assert "\n{}[first]" in tex
+    assert "\n{}[first]-run" in tex
     md = (out / "mab-fc.md").read_text("utf-8")
     comments = [line for line in md.splitlines() if line.startswith("<!--")]
     assert all(line.count("-->") == 1 and line.endswith(" -->") for line in comments)
@@ -497,7 +497,7 @@ def test_weak_a_dev_mode_run_over_test_sources_shows_their_split(tmp_path):
     data.write_bytes(orjson.dumps({"data": rows}))
     run = execute(RunConfig(data=(str(data),)), results=tmp_path / "r", run_id="dev-on-32k")
     (folder,) = gather((str(run.path),))
-    assert fc_row(folder)[3].text == "test"
+    assert fc_row(folder)[4].text == "test"
 
 
 def test_weak_paper_tables_are_written_with_the_mode_of_any_new_file(tmp_path):

@@ -64,14 +64,18 @@ def test_missing_input_is_a_note_unless_the_table_is_asked_for(tmp_path):
                     str(tmp_path), "--format", "latex", "--references", REFERENCES)
     assert result.exit_code == 0
     assert result.stderr == (
-        "note: mab-nbest: no oracle nbest folder (nbest.json) to build it from; not written\n"
-        "note: mab-ceiling: no oracle ceiling folder (ceiling.json) to build it from; "
+        "note: mab-nbest: no oracle nbest folder (nbest.json) to build it from (make one with "
+        "`factres oracle nbest RUN` (it writes <results>/oracle-nbest-RUN/) and name it); not written\n"
+        "note: mab-ceiling: no oracle ceiling folder (ceiling.json) to build it from (make one "
+        "with `factres oracle ceiling [--data ROWS]` (it writes <results>/oracle-ceiling-<sizes>/) "
+        "and name it); "
         "not written\n")
     result = invoke("tables", "dev-small", "--results-dir", str(FIXTURES), "--out",
                     str(tmp_path), "--table", "mab-nbest")
     assert result.exit_code == 1
     assert result.output == ("Error: table mab-nbest: no oracle nbest folder "
-                             "(nbest.json) to build it from (expected at least one oracle nbest "
+                             "(nbest.json) to build it from (make one with `factres oracle nbest "
+                             "RUN` (it writes <results>/oracle-nbest-RUN/) and name it) (expected at least one oracle nbest "
                              "folder (nbest.json))\n")
 
 

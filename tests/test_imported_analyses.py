@@ -146,5 +146,6 @@ def test_a_run_over_6k_and_32k_fills_both_columns_without_a_frozen_configuration
     (table,), _ = build(gather((str(run.path),)), ("mab-fc",))
     (row,) = table.rows
     texts = [c.text for c in row]
-    assert texts[3:10] == ["dev+test", "65.0", "4.0", "50.0", "50.0", "—", "—"]
-    assert texts[12:14] == ["57.5", "27.0"]
+    assert texts[0] == run.path.name
+    assert texts[4:11] == ["dev+test", "65.0", "4.0", "50.0", "50.0", "—", "—"]
+    assert texts[13:15] == ["57.5", "27.0"]

@@ -128,7 +128,7 @@ def test_preview_with_baseline_marks_and_references_compiles(tmp_path):
 def test_baseline_marks_cells_by_the_exact_test_in_its_direction():
     (fc,), _ = build(gather(tuple(str(FIXTURES / r) for r in RUNS[:3])), ("mab-fc",),
                      baseline=outcomes(read_run(BASELINE)))
-    marks = {row[0].text: [c.mark for c in row[4:14]] for row in fc.rows}
+    marks = {row[1].text: [c.mark for c in row[5:15]] for row in fc.rows}
     # dev-small against the baseline: sh 6K 9 questions only it answers (p = 2/2^9), mh 6K 4
     # only the baseline answers (p = 0.125, no mark), sh 32K 8 (p = 2/2^8), mh 32K 6 the
     # baseline's (p = 2/2^6 = 0.03125); means: 17 against 0, 10 against 0
@@ -176,12 +176,13 @@ def test_references_in_mab_fc_are_a_group_of_their_own_under_a_heading():
                      references=REFERENCES, with_references=True)
     assert fc.group_titles == ("", paper_tables.REFERENCES_TITLE)
     runs, refs = fc.groups
-    assert [r[0].text for r in runs] == ["rules_x + lexicon-x"]
-    assert [(r[0].text, r[0].mark, r[1].text, r[-1].text) for r in refs] == [
+    assert [(r[0].text, r[1].text) for r in runs] == [("dev-small", "rules_x + lexicon-x")]
+    assert [(r[1].text, r[1].mark, r[2].text, r[-1].text) for r in refs] == [
         ("System A & B", "", "one", "P, Table 2"), ("System C", "‡*", "two", "Q, text"),
         ("System D", "†", "one", "Q, Table 1")]
     a = refs[0]
-    assert [c.text for c in a[4:14]] == ["91.5", "12", "80", "—", "n/r", "n/r", "n/r", "n/r",
+    assert a[0].text == "—"
+    assert [c.text for c in a[5:15]] == ["91.5", "12", "80", "—", "n/r", "n/r", "n/r", "n/r",
                                          "85.75", "—"]
     notes = " ".join(str(n) for n in fc.notes)
     assert "† on a reference's name: quoted second-hand, P's figures as source Q quotes them." \
@@ -240,14 +241,19 @@ def test_a_table_without_input_is_skipped_or_an_error_when_asked_for():
     folders = gather((str(FIXTURES / "dev-small"),))
     tables, notes = build(folders, references=REFERENCES)
     assert [t.table_id for t in tables] == ["mab-fc", "mab-ref"]
-    assert notes == ["mab-nbest: no oracle nbest folder (nbest.json) to build it from; "
+    assert notes == ["mab-nbest: no oracle nbest folder (nbest.json) to build it from (make one with "
+        "`factres oracle nbest RUN` (it writes <results>/oracle-nbest-RUN/) and name it); "
                      "not written",
-                     "mab-ceiling: no oracle ceiling folder (ceiling.json) to build it from; "
+                     "mab-ceiling: no oracle ceiling folder (ceiling.json) to build it from (make one "
+        "with `factres oracle ceiling [--data ROWS]` (it writes <results>/oracle-ceiling-<sizes>/) "
+        "and name it); "
                      "not written"]
     with pytest.raises(InputError) as err:
         build(folders, ("mab-ceiling",), explicit=True, references=REFERENCES)
     assert str(err.value) == ("table mab-ceiling: no oracle ceiling folder "
-                              "(ceiling.json) to build it from (expected at least one oracle "
+                              "(ceiling.json) to build it from (make one with `factres oracle "
+                              "ceiling [--data ROWS]` (it writes "
+                              "<results>/oracle-ceiling-<sizes>/) and name it) (expected at least one oracle "
                               "ceiling folder (ceiling.json))")
 
 
@@ -352,3 +358,31 @@ def test_ceiling_cell_given_twice_is_taken_from_the_first_folder(tmp_path):
     assert notes == [f"mab-ceiling: again: factconsolidation {kind} 32k already given by an "
                      "earlier folder; that one kept" for kind in ("mh", "sh")]
     assert table.rows[0][5].text == "9"
+
+
+def test_mab_fc_names_each_run_and_says_which_sources_it_left_out(tmp_path):
+    """Two runs of one configuration are told apart by the run column; a source that is no
+    official FactConsolidation source is named in a note, never dropped without a word."""
+    import orjson
+    from test_oracle_paths import write_tiny
+
+    from resolver.run.config import RunConfig
+    from resolver.run.runs import execute
+    rows = orjson.loads(write_tiny(tmp_path).read_bytes())["data"]
+    own = dict(rows[1], metadata={"source": "my_own_sh_6k", "qa_pair_ids": [
+        f"my_own_sh_6k_no{i}" for i in range(len(rows[1]["questions"]))]})
+    data = tmp_path / "mixed.json"
+    data.write_bytes(orjson.dumps({"data": rows + [own]}))
+    results = tmp_path / "results"
+    for run_id in ("mixed-a", "mixed-b"):
+        execute(RunConfig(data=(str(data),)), results=results, run_id=run_id)
+    (fc,), notes = build(gather(("mixed-a", "mixed-b"), results), ("mab-fc",))
+    (runs,) = fc.groups
+    assert [r[0].text for r in runs] == ["mixed-a", "mixed-b"]
+    assert [r[1:] for r in runs][0] == [r[1:] for r in runs][1]      # same configuration
+    assert notes == [f"mab-fc: mixed-{x}: 1 source left out of its row, not an official "
+                     "FactConsolidation source (factconsolidation_sh/mh_<size>): my_own_sh_6k"
+                     for x in "ab"]
+    # the single-hop mean would mix in my_own_sh_6k: left empty; the multi-hop one is shown
+    assert fc.headers[-3:-1] == ("sh", "mh")
+    assert runs[0][-3].text == "—" and runs[0][-2].text != "—"

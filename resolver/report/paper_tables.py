@@ -5,7 +5,8 @@ ceiling folders (nbest.json, ceiling.json; rendering what oracle wrote, never im
 the references file (`resolver.report.references`). Nothing is typed by hand. Each table is a
 `tables.Table`, rendered to Markdown and LaTeX by the one pair of renderers in `tables`.
 
-- mab-fc: one row per score run (its plan sets, mode, reader and the split of its sources:
+- mab-fc: one row per score run (its folder's name, its plan sets, mode, reader and the split
+  of its sources:
   "dev" for 6K, "test" for 32K-262K, "dev+test" for both, as imported runs record it); EM with
   its 95% interval at 6K, 32K, 64K and 262K for single-hop and multi-hop, the mean over the
   sizes the run has (its metrics.json pooled rows), and the run's commit, marked when the tree
@@ -14,7 +15,8 @@ the references file (`resolver.report.references`). Nothing is typed by hand. Ea
   their count. Dev rows, then dev+test rows, then test rows, then other systems' runs imported
   by `factres score` (the system's name for plan sets, mode "imported"). Only MemoryAgentBench
   FactConsolidation sources (`factconsolidation_{sh,mh}_<size>`) fill cells: a run of other
-  data is left out, with a note.
+  data is left out, with a note, and so is each other source of a run that has official ones
+  (its row shows the official sources; a mean that would mix in the others stays empty).
 - mab-nbest: per oracle N-best folder and multi-hop source, plan recall@N and success@N.
 - mab-ceiling: one column group per size (from every ceiling folder given), rows per data
   family: multi-hop, single-hop and the store (both kinds under one policy); questions, those
@@ -136,6 +138,13 @@ def sources_split(sizes) -> str:
     return "+".join(sorted({split(size) for size in sizes})) or "?"
 
 
+def other_sources(metrics: dict) -> list[str]:
+    """The sources of a score run that are no official FactConsolidation source
+    (`factconsolidation_{sh,mh}_<size>`): mab-fc has no column for them, and says so."""
+    return sorted({row.get("source", "") for row in metrics.get("rows", [])
+                   if not row.get("pooled") and not FC_SOURCE.match(row.get("source", ""))})
+
+
 def fc_cells(metrics: dict) -> tuple[dict[tuple[str, str], dict], dict[str, dict]] | None:
     """A score run's FactConsolidation rows: ((size, kind) -> metrics row, kind -> pooled row);
     None when it has no FactConsolidation source."""
@@ -207,7 +216,8 @@ def fc_row(folder: Folder, baseline: Outcomes | None = None) -> tuple[Cell, ...]
     # as imported runs record theirs
     split = Cell(sources_split(size for size, _ in cells))
     name, mode, reader, marks = run_label(folder)
-    out = [name, Cell(mode), Cell(reader), split]
+    # the run's folder name first: two runs of one configuration are told apart by it
+    out = [Cell(folder.name), name, Cell(mode), Cell(reader), split]
     for size in SIZES:
         for kind in ("sh", "mh"):
             row = cells.get((size, kind))
@@ -241,8 +251,16 @@ def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None 
             notes.append(f"mab-fc: {folder.name} left out: no MemoryAgentBench "
                          "FactConsolidation source (factconsolidation_sh/mh_<size>)")
             continue
+        others = other_sources(folder.data["metrics"])
+        if others:
+            # said, never dropped silently: the row shows only the official sources, and a
+            # mean that would mix in the others is left empty
+            notes.append(f"mab-fc: {folder.name}: {len(others)} source"
+                         f"{'s' if len(others) != 1 else ''} left out of its row, not an "
+                         "official FactConsolidation source (factconsolidation_sh/mh_<size>): "
+                         f"{', '.join(others)}")
         # Other systems sit below factres's runs, after a rule.
-        group = IMPORTED if row[1].text == IMPORTED else row[3].text
+        group = IMPORTED if row[2].text == IMPORTED else row[4].text
         groups.setdefault(group, []).append(row)
         used.append(folder.name)
     if not used:
@@ -258,13 +276,13 @@ def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None 
     if groups.get(IMPORTED):
         foot.append("imported: another system's predictions, scored by factres score against "
                     "the rows' gold (first column: the system; commit: factres's).")
-    if any(row[0].mark for row in groups.get(IMPORTED, [])):
+    if any(row[1].mark for row in groups.get(IMPORTED, [])):
         foot.append(f"{PARTIAL} some questions have no prediction in the imported files: they "
                     "count as unanswered and wrong (listed in the run's meta.json).")
-    if any(f"({READER_FAILURES}: " in row[2].text for rows in groups.values() for row in rows):
+    if any(f"({READER_FAILURES}: " in row[3].text for rows in groups.values() for row in rows):
         foot.append(f"({READER_FAILURES}: N): questions whose reader call failed; they count "
                     "as unanswered.")
-    if any(f"({FALLBACKS}: " in row[0].text for rows in groups.values() for row in rows):
+    if any(f"({FALLBACKS}: " in row[1].text for rows in groups.values() for row in rows):
         foot.append(f"({FALLBACKS}: N): questions whose plans from that set are the lexicon's, "
                     "because the model planner's call failed.")
     if baseline is not None:
@@ -280,12 +298,12 @@ def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None 
             ordered.append(tuple(_fc_reference_row(e) for e in entries))
             foot += _fc_reference_notes(shown, refs, entries)
             sources += (shown,)
-    headers = ("plan sets", "mode", "reader", "split") + ("sh", "mh") * (len(SIZES) + 1) \
-        + ("commit",)
-    header_groups = ((("", 4),) + tuple((SIZE_LABEL[s], 2) for s in SIZES)
+    headers = ("run", "plan sets", "mode", "reader", "split") \
+        + ("sh", "mh") * (len(SIZES) + 1) + ("commit",)
+    header_groups = ((("", 5),) + tuple((SIZE_LABEL[s], 2) for s in SIZES)
                      + (("mean", 2), ("", 1)))
     return Table("mab-fc", "MemoryAgentBench FactConsolidation: EM (%) per size, one row per "
-                 "run", headers, "llll" + "r" * 2 * (len(SIZES) + 1) + "l", tuple(ordered),
+                 "run", headers, "lllll" + "r" * 2 * (len(SIZES) + 1) + "l", tuple(ordered),
                  header_groups, tuple(foot), sources, group_titles=titles)
 
 
@@ -315,8 +333,8 @@ def _fc_reference_row(e: Reference) -> tuple[Cell, ...]:
     mode column, its reader, EM per size and mean as the source prints them, and its source
     and place where a run's commit stands."""
     figures = e.figures()
-    row = [Cell(e.system, mark=_reference_marks(e)), Cell(e.protocol), Cell(e.reader),
-           Cell(DASH)]
+    row = [Cell(DASH), Cell(e.system, mark=_reference_marks(e)), Cell(e.protocol),
+           Cell(e.reader), Cell(DASH)]
     for size in SIZES:
         row += [_covered(figures, f"{size}.sh"), _covered(figures, f"{size}.mh")]
     row += [_covered(figures, "pooled.sh"), _covered(figures, "pooled.mh"),
@@ -696,13 +714,19 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
     notes: list[str] = []
     by_kind = {kind: [f for f in folders if f.kind == kind] for kind in (SCORE, NBEST, CEILING)}
     refs = load_references(references) if with_references else None
+    # name -> (builder, the folder it needs, how to make one)
     builders = {"mab-fc": (lambda: fc_table(by_kind[SCORE], notes, baseline, refs),
-                           "score run"),
+                           "score run", "make one with `factres run` or `factres score`"),
                 "mab-nbest": (lambda: nbest_table(by_kind[NBEST], notes),
-                              "oracle nbest folder (nbest.json)"),
+                              "oracle nbest folder (nbest.json)",
+                              "make one with `factres oracle nbest RUN` (it writes "
+                              "<results>/oracle-nbest-RUN/) and name it"),
                 "mab-ceiling": (lambda: ceiling_table(by_kind[CEILING], notes),
-                                "oracle ceiling folder (ceiling.json)"),
-                "mab-ref": (lambda: ref_table(references, by_kind[SCORE]), "references entry")}
+                                "oracle ceiling folder (ceiling.json)",
+                                "make one with `factres oracle ceiling [--data ROWS]` (it writes "
+                                "<results>/oracle-ceiling-<sizes>/) and name it"),
+                "mab-ref": (lambda: ref_table(references, by_kind[SCORE]), "references entry",
+                            "see --references")}
     unknown = [n for n in names if n not in builders]
     if unknown:
         raise InputError(f"unknown table {unknown[0]!r}", expected=", ".join(TABLES))
@@ -710,10 +734,10 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
     for name in TABLES:
         if name not in names:
             continue
-        build_one, needs = builders[name]
+        build_one, needs, how = builders[name]
         table = build_one()
         if table is None:
-            message = f"{name}: no {needs} to build it from"
+            message = f"{name}: no {needs} to build it from ({how})"
             if explicit:
                 raise InputError(f"table {message}", expected=f"at least one {needs}")
             notes.append(f"{message}; not written")
