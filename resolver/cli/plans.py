@@ -55,7 +55,8 @@ def compile_command(planner: str, set_id: str, temperature: float, level: str, h
     entity names it mentions, never a fact. A reply that fails validation, or a failed call,
     falls back to the lexicon plan for that question and the manifest counts why. A host that
     is down, hangs or lacks the model stops the command before the first question; if every
-    call fails, nothing is archived.
+    call fails, nothing is archived. The example needs a running Ollama server (ollama serve)
+    with the model pulled (ollama pull qwen2.5:7b-instruct).
 
     Example: factres plans compile --planner ollama:qwen2.5:7b-instruct --set-id qwen7b-t0
     """
@@ -96,7 +97,7 @@ def compile_command(planner: str, set_id: str, temperature: float, level: str, h
 def derive_command(source: str, order: str, set_id: str) -> None:
     """Derive a new set from an archived one: every plan in every order of its relations.
 
-    Example: factres plans derive lexicon-6k --order all --set-id lexicon-6k-orders
+    Example: factres plans derive lexicon-6k --order all --set-id my-lexicon-orders
     """
     from resolver.plan.archive import derive_plan_set, load_plan_set, write_plan_set
 

@@ -141,7 +141,7 @@ def table_command(run, fmt, results_dir) -> None:
     """Print the score table of a finished run (a run id or a run folder), re-rendered from
     its metrics.json.
 
-    Example: factres table dev-6k-4730ec4d --format latex
+    Example: factres table dev-6k-search-confidence --format latex
     """
     from resolver.run.reader import read_run
     click.echo(tables.RENDERERS[fmt](read_run(run, results_dir).metrics["rows"]), nl=False)
@@ -164,7 +164,11 @@ def freeze_command(config, plans, mode, reader, repair) -> None:
     versions, the commit, mode and lanes, and its own sha256. `factres run --split test --config
     CONFIG` checks the checkout against it and names every file that differs.
 
-    Example: factres freeze configs/test-v1.json --plans rules-6k --plans lexicon-6k
+    The default plan sets are the live ones, which plan any data; the archived sets of
+    plans/ were compiled for the 6K dev questions, and a test run refuses a set that has plans
+    for none of its questions.
+
+    Example: factres freeze configs/test-v1.json
     """
     frozen = protocol.freeze(tuple(plans), mode, reader, repair)
     path = protocol.write_frozen(config, frozen)

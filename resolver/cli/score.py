@@ -41,7 +41,7 @@ def score_command(files, data, name, field_pairs, fmt, run_id, results_dir) -> N
     "Answer:"). Questions without a record count as unanswered and wrong and are listed; a gold
     or a score in a file that disagrees is reported, never used. Prints the score table.
 
-    Example: factres score outputs/Conflict_Resolution/factconsolidation_*_results.json
+    Example: factres score tests/data/mab-outputs/factconsolidation_*_results.json
     """
     run = imported.score_files(files, data=data, name=name,
                                fields=parse_field_map(field_pairs), fmt=fmt,

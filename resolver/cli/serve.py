@@ -56,7 +56,8 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode,
     to. Errors are OpenAI's error JSON: 400 malformed JSON or no user message, 401 a wrong or
     missing key, 404 a model outside --models, 413 a body over --max-body.
 
-    Needs the serve extra: pip install 'factres[serve]'.
+    Needs the serve extra: pip install 'factres[serve]'. The example serves until stopped
+    (Ctrl-C).
 
     Example: factres serve --port 8000 --models gpt-4o-mini
     """

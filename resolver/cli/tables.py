@@ -45,8 +45,8 @@ def tables_command(runs, fmt, out, names, results_dir, references, plot, baselin
     mab-fc cells whose paired difference from a run is significant; --with-references adds the
     published figures to mab-fc, set apart from the runs factres scored.
 
-    Example: factres tables dev-6k-search-nbest dev-6k-plain oracle-nbest-dev-6k-search-nbest
-    oracle-ceiling-6k
+    Example: factres tables dev-6k-search-confidence dev-6k-plain-confidence
+    oracle-nbest-dev-6k-search-reading oracle-ceiling-6k-2
     """
     formats = ("md", "latex") if fmt == "both" else (fmt,)
     report = paper_tables.make_tables(tuple(runs), results=results_dir, out=out,
