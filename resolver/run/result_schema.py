@@ -78,7 +78,11 @@ class PlanSetRecord(TypedDict):
     level: str | None              # "relation" or "family"
     manifest_sha256: str | None    # sha256 of the archive's manifest.json (archive sets only)
     compiler_sha256: dict[str, str] | None  # live sets: path -> sha256 of compiler sources
-    plans_sha256: str              # sha256 of the set's plans for this run's questions
+    plans_sha256: str              # sha256 of the set's plans for this run's questions (the
+                                   # JSONL of qid, plans, reason in question order: runs.
+                                   # plans_sha256), NOT the sha256 of an archive's plans.jsonl
+                                   # (SHA256SUMS, a frozen configuration's files_sha256), which
+                                   # holds every question of the set and its text's sha256
     questions_covered: NotRequired[int]   # questions of this run the set has an entry for
     questions_with_plans: int      # questions of this run the set has at least one plan for
     fallback_count: NotRequired[int]  # questions of this run whose plans are the lexicon's,

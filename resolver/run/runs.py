@@ -61,7 +61,10 @@ class Run:
 
 
 # ---- hashing and provenance -----------------------------------------------------------------
-def _plans_sha256(plan_set: PlanSet, dataset: Dataset) -> str:
+def plans_sha256(plan_set: PlanSet, dataset: Dataset) -> str:
+    """meta.json `plan_sets[].plans_sha256`: the sha256 of the set's plans for the dataset's
+    questions, one sorted-key JSONL line per question it covers (qid, plans, reason), in question
+    order. Not the sha256 of an archive's plans.jsonl (see results/README.md)."""
     rows = []
     for q in dataset.questions:
         comp = plan_set.plans.get(q.qid)
@@ -124,7 +127,7 @@ def _set_record(plan_set: PlanSet, dataset: Dataset) -> dict:
     compiled = [plan_set.plans.get(q.qid) for q in dataset.questions]
     return {"set_id": plan_set.set_id, "planner": manifest.get("planner"),
             "model": manifest.get("model"), "level": manifest.get("level"),
-            "plans_sha256": _plans_sha256(plan_set, dataset),
+            "plans_sha256": plans_sha256(plan_set, dataset),
             "questions_covered": sum(1 for c in compiled if c is not None),
             "questions_with_plans": sum(1 for c in compiled if c is not None and c.plans),
             "fallback_count": sum(1 for c in compiled if c is not None and _fell_back(c))}
