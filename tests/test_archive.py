@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
+from pathlib import Path
 
 import orjson
 import pytest
@@ -171,3 +173,36 @@ def test_committed_sets_verify_and_cover_the_bundled_questions(set_id, monkeypat
     assert all(plan_set.question_sha256[q.qid] == hashlib.sha256(q.text.encode()).hexdigest()
                for q in dataset.questions)
     assert (PLANS_DIR / set_id / "manifest.json").is_file()
+
+
+def test_a_non_editable_install_says_it_has_no_plan_archive(tmp_path):
+    """A non-editable install (`pip install .`: the packages copied into site-packages, no
+    checkout around them) never reads or writes site-packages/plans: a command that needs the
+    archive says to set $FACTRES_PLANS or use a clone; with $FACTRES_PLANS it works."""
+    import os
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parent.parent
+    site = tmp_path / "site-packages"
+    for package in ("resolver", "oracle"):
+        shutil.copytree(root / package, site / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    env = {k: v for k, v in os.environ.items() if k != "FACTRES_PLANS"}
+    env.update(PYTHONPATH=str(site), FACTRES_CACHE=str(tmp_path / "cache"))
+
+    def factres(*args, **extra):
+        return subprocess.run([sys.executable, "-c", "from oracle.cli import main; main()",
+                               *args], cwd=tmp_path, env={**env, **extra},
+                              capture_output=True, text=True, timeout=120)
+    assert factres("-h").returncode == 0
+    for args in (("plans", "list"), ("plans", "verify", "rules-6k"),
+                 ("plans", "derive", "rules-6k", "--order", "all", "--set-id", "x"),
+                 ("run", "--plans", "rules-6k", "--results-dir", str(tmp_path / "r"))):
+        done = factres(*args)
+        assert done.returncode == 1, args
+        assert done.stderr.startswith("Error: no plan archive: this factres is not installed "
+                                      "from a checkout"), (args, done.stderr)
+        assert "$FACTRES_PLANS" in done.stderr
+    assert not (site / "plans").exists() and not (tmp_path / "r").exists()
+    listed = factres("plans", "list", FACTRES_PLANS=str(root / "plans"))
+    assert listed.returncode == 0 and "rules-6k" in listed.stdout

@@ -24,18 +24,38 @@ from resolver.errors import ArchiveError
 from resolver.haystack import sha256_bytes
 from resolver.plan.plans import Compiled, Plan, PlanSet
 
+# The repository's committed plan sets, beside the package in a checkout (a clone, or an
+# editable install). A non-editable install (`pip install .`) ships no plan sets: the folder
+# would be site-packages/plans, which is nobody's archive, so it is never used (`plans_root`).
 PLANS_DIR = Path(__file__).resolve().parents[2] / "plans"
+NO_ARCHIVE = ("no plan archive: this factres is not installed from a checkout (a non-editable "
+              "`pip install .` ships no plan sets), and $FACTRES_PLANS is not set; set "
+              "$FACTRES_PLANS to a folder of plan sets (a clone's plans/, or a new folder for "
+              "your own), or install from a clone with `pip install -e .`; the live sets "
+              "(live:rules, live:lexicon) need no archive")
 SET_ID = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 PLANS_FILE, MANIFEST_FILE, SUMS_FILE = "plans.jsonl", "manifest.json", "SHA256SUMS"
 SUMMED = (PLANS_FILE, MANIFEST_FILE)      # the files SHA256SUMS must cover, in this order
 
 
+def checkout_plans() -> Path | None:
+    """The checkout's plans/ when the package runs from a checkout (its pyproject.toml sits
+    beside it), else None."""
+    return PLANS_DIR if (PLANS_DIR.parent / "pyproject.toml").is_file() else None
+
+
 def plans_root(root: str | Path | None = None) -> Path:
-    """Where plan sets live: `root`, else $FACTRES_PLANS, else the repo's plans/."""
+    """Where plan sets live: `root`, else $FACTRES_PLANS, else the checkout's plans/. An
+    install that is no checkout and names no folder has none: ArchiveError saying so."""
     if root is not None:
         return Path(root)
     env = os.environ.get("FACTRES_PLANS")
-    return Path(env) if env else PLANS_DIR
+    if env:
+        return Path(env)
+    found = checkout_plans()
+    if found is None:
+        raise ArchiveError(NO_ARCHIVE)
+    return found
 
 
 def check_set_id(set_id: str) -> str:
