@@ -395,8 +395,13 @@ def parse_report(path: str | Path, *, use_cache: bool = True) -> list[dict]:
     """What `factres parse` prints: one report per distinct context in the file (a .txt or a
     row file of one size has one). Counts lines, facts, unparsed lines (all of them, with
     their line number, text and reason), the relation histogram and the version statistics
-    of the store."""
+    of the store. Notes on the rows themselves (an answer list given as a plain string, an
+    empty question), which name their row, go with the first report, as `factres run` prints
+    them."""
     dataset, _ = load([path], use_cache=use_cache)
+    parse_notes = {f"{path}: {n}" for h in dataset.haystacks.values() for n in h.parse.notes}
+    prefix = f"{path}: "
+    row_notes = [n.removeprefix(prefix) for n in dataset.notes if n not in parse_notes]
     reports = []
     for sha, haystack in dataset.haystacks.items():
         parsed, stats = haystack.parse, haystack.store.stats()
@@ -416,6 +421,6 @@ def parse_report(path: str | Path, *, use_cache: bool = True) -> list[dict]:
             "deepest_version_chain": stats["deepest_version_chain"],
             "entities": stats["entities"],
             "relations": stats["relations"],
-            "notes": list(parsed.notes),
+            "notes": list(parsed.notes) + (row_notes if not reports else []),
         })
     return reports

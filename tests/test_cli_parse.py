@@ -121,3 +121,24 @@ def test_help():
         result = _run(flag)
         assert result.exit_code == 0
         assert "Example: factres parse" in result.output and "--strict" in result.output
+
+
+def test_parse_notes_an_answer_list_given_as_a_plain_string(tmp_path):
+    """As `factres run` does: "answers": ["Paris"] is one answer, and parse says so."""
+    import orjson
+    from click.testing import CliRunner
+
+    from resolver.cli import main
+    rows = {"data": [{"context": "Here is a list of facts:\n0. The capital of France is Paris.\n",
+                      "questions": ["What is the capital of France?"], "answers": ["Paris"],
+                      "metadata": {"source": "factconsolidation_sh_6k", "qa_pair_ids": ["q0"]}}]}
+    path = tmp_path / "rows.json"
+    path.write_bytes(orjson.dumps(rows))
+    result = CliRunner().invoke(main, ["parse", str(path)], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert result.output.endswith("note: row 0: 1 answer list(s) given as a plain string, each "
+                                  "read as one answer, never as letters (first: question 0)\n")
+    as_json = CliRunner().invoke(main, ["parse", str(path), "--json"], catch_exceptions=False)
+    assert orjson.loads(as_json.output)["notes"] == [
+        "row 0: 1 answer list(s) given as a plain string, each read as one answer, never as "
+        "letters (first: question 0)"]
