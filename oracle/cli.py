@@ -132,9 +132,12 @@ def ceiling_command(data, time_limit, out, results_dir) -> None:
 @_output_options()
 @library_errors
 def misses_command(run, out, results_dir) -> None:
-    """Sort every miss of a run into the bucket where it broke: no gold path, reader, selection,
-    older version, plan error (wrong entity, near synonym, hop short, padded, swapped), search.
-    RUN is a run id under the results folder or a run folder.
+    """Sort every miss of a run into the bucket where it broke, named as the output names them:
+    no_gold_path, reader_error, selection_error, needs_older_version, plan_error:no_plan,
+    plan_error:wrong_base_entity, plan_error:near_synonym, plan_error:hop_short,
+    plan_error:hop_padded, plan_error:swapped, plan_error:other, search_error. An imported run
+    (factres score) has no plans: no_gold_path, unanswered, needs_older_version, stale,
+    latest_path_missed. RUN is a run id under the results folder or a run folder.
 
     Example: factres oracle misses dev-6k-search-nbest-2
     """

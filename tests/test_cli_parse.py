@@ -125,10 +125,6 @@ def test_help():
 
 def test_parse_notes_an_answer_list_given_as_a_plain_string(tmp_path):
     """As `factres run` does: "answers": ["Paris"] is one answer, and parse says so."""
-    import orjson
-    from click.testing import CliRunner
-
-    from resolver.cli import main
     rows = {"data": [{"context": "Here is a list of facts:\n0. The capital of France is Paris.\n",
                       "questions": ["What is the capital of France?"], "answers": ["Paris"],
                       "metadata": {"source": "factconsolidation_sh_6k", "qa_pair_ids": ["q0"]}}]}

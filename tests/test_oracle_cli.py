@@ -155,3 +155,10 @@ def test_every_oracle_command_prints_its_summary_table(tmp_path):
             # the detail sections stay in the file
             assert not any(line.startswith(("## Questions", "## Misses", "## Components"))
                            for line in printed), name
+
+
+def test_the_misses_help_names_the_buckets_as_the_output_does():
+    from oracle.misses import BUCKETS, IMPORTED_BUCKETS
+    text = " ".join(oracle.commands["misses"].help.split())
+    assert all(f" {bucket}," in text or f" {bucket}." in text
+               for bucket in BUCKETS + IMPORTED_BUCKETS)
