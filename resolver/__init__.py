@@ -34,8 +34,8 @@ from resolver._version import __version__
 __all__ = [
     "Answer", "Comparison", "Dataset", "FactresError", "Gold", "IngestResult", "InputError",
     "Memory", "PlanSet", "Prediction", "Question", "Run", "RunConfig", "RunFolder",
-    "__version__", "bundled_path", "compare_runs", "execute", "live_plan_sets", "load",
-    "plan_sets", "read_run", "resolve",
+    "__version__", "bundled_path", "compare_runs", "execute", "harness", "live_plan_sets",
+    "load", "plan_sets", "read_run", "resolve",
 ]
 
 

@@ -20,6 +20,7 @@ from typing import Sequence
 from resolver._version import __version__
 from resolver.errors import FactresError, InputError
 from resolver.haystack import Dataset, Gold, Question, bundled_path, load
+from resolver.memory import harness
 from resolver.memory.memory import Answer, IngestResult, Memory
 from resolver.plan.planning import live_plan_sets
 from resolver.plan.plans import PlanSet
@@ -33,8 +34,8 @@ from resolver.search.resolve import Prediction, resolve_dataset
 __all__ = [
     "Answer", "Comparison", "Dataset", "FactresError", "Gold", "IngestResult", "InputError",
     "Memory", "PlanSet", "Prediction", "Question", "Run", "RunConfig", "RunFolder",
-    "__version__", "bundled_path", "compare_runs", "execute", "live_plan_sets", "load",
-    "plan_sets", "read_run", "resolve",
+    "__version__", "bundled_path", "compare_runs", "execute", "harness", "live_plan_sets",
+    "load", "plan_sets", "read_run", "resolve",
 ]
 
 MODES = ("search", "plain")

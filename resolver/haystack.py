@@ -29,6 +29,9 @@ _SOURCE = re.compile(r"(?:^|_)(?P<kind>sh|mh)_(?P<size>\d+k)$")
 
 @dataclass(frozen=True)
 class Question:
+    """One question of a row: its id, source, position in the row, text, kind ("sh"
+    single-hop, "mh" multi-hop), size ("6k", "32k", ...) and the sha256 of its context (its
+    haystack). No gold: that is in the `Gold` book."""
     qid: str          # metadata.qa_pair_ids[i], or "<source>_no<i>" when the row has none
     source: str       # metadata.source, e.g. "factconsolidation_mh_6k"
     index: int        # position in the row
@@ -63,6 +66,10 @@ class Gold:
 
 @dataclass
 class Dataset:
+    """What `load` read, without gold: the files (and their sha256), the questions in file
+    order, one `Haystack` (context, parse and `FactStore`) per distinct context, and notes on
+    input quirks handled. `haystack_of(question).store` is the store a question is resolved
+    over."""
     paths: tuple[str, ...]
     files_sha256: dict[str, str]
     questions: list[Question]
@@ -375,8 +382,8 @@ def bundled_path(name: str = "factconsolidation_6k.json") -> Path:
     Returns:
         The file's path (inside the installed package).
 
-    Raises:
-        Nothing; a name that is not bundled gives a path that does not exist.
+    It raises nothing: a name that is not bundled gives a path that does not exist, which the
+    loader then names.
     """
     from importlib import resources
     ref = resources.files("resolver.data").joinpath("fc", name)

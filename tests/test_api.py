@@ -38,10 +38,12 @@ def test_each_name_has_a_docstring(name):
     obj = getattr(api, name)
     doc = inspect.getdoc(obj) or ""
     assert len(doc) > 40, name
+    # not the signature a dataclass writes when it has no docstring of its own
+    assert not doc.startswith(f"{getattr(obj, '__name__', name)}("), name
     if inspect.isfunction(obj):
         # a function says what it takes, returns and raises
         assert "Returns" in doc or "Returns" in doc.replace(":", ""), name
-        assert "Raises" in doc, name
+        assert "Raises" in doc or "raises nothing" in doc, name
         assert "Args" in doc or not inspect.signature(obj).parameters, name
 
 

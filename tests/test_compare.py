@@ -160,13 +160,13 @@ Flipped questions (A only: A right and B wrong; B only: B right and A wrong):
 """
 
 
-def test_the_readme_sample_is_what_the_command_prints(monkeypatch):
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_docs_sample_is_what_the_command_prints(monkeypatch):
+    page = (REPO / "docs" / "comparing.md").read_text(encoding="utf-8")
     command = f"factres compare {PLAIN} {SEARCH}"
-    head, _, rest = readme.partition(f"    $ {command}\n\n")
-    assert rest, "the README shows no compare sample"
-    sample = rest.split("<!-- end of factres compare sample -->", 1)[0]
-    monkeypatch.chdir(REPO)              # as written, from the checkout: ./results
+    head, _, rest = page.partition(f"$ {command}\n\n")
+    assert rest, "the docs show no compare sample"
+    sample = rest.split("```", 1)[0]
+    monkeypatch.chdir(REPO)              # as written, from a clone: the committed results/
     monkeypatch.delenv("FACTRES_RESULTS", raising=False)
     assert invoke(*command.split()[1:]).stdout == sample
 

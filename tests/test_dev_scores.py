@@ -1,4 +1,4 @@
-"""The scores the README reports for the bundled dev rows, guarded against regressions: the
+"""The scores the README and the docs report for the bundled dev rows, guarded against regressions: the
 main command's search and the plain latest-wins baseline (issue 3: multi-hop at least 75)."""
 from __future__ import annotations
 

@@ -31,7 +31,8 @@ def plans_group() -> None:
 @plans_group.command("compile")
 @click.option("--planner", required=True, metavar="rules|lexicon|ollama:MODEL",
               help="Who compiles: the rule or lexicon compiler, or a local Ollama model.")
-@click.option("--set-id", required=True, help="Id of the new set ([a-z0-9][a-z0-9._-]*).")
+@click.option("--set-id", required=True, help="Id of the new set: lower-case letters, digits, '.', '_' and '-', "
+                   "starting with a letter or digit.")
 @click.option("--temperature", type=click.FloatRange(0.0, 2.0), default=0.0, show_default=True,
               help="Sampling temperature of the model: 0 for repeatable plans, e.g. 0.7 "
               "for varied ones.")

@@ -65,6 +65,9 @@ class Compiled:
 
 @dataclass
 class PlanSet:
+    """Plans for a set of questions, from one compiler: `set_id` ("live:rules", "live:lexicon"
+    or an archived set's id), the `manifest` (planner, model, temperature, level, ...), `plans`
+    (question id -> its compiled plans, best first) and the sha256 of each question's text."""
     set_id: str
     manifest: dict                                   # planner, model, ... (see archive.py)
     plans: dict[str, Compiled] = field(default_factory=dict)   # qid -> compiled

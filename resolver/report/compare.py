@@ -96,6 +96,11 @@ class Dropped:
 
 @dataclass(frozen=True)
 class Comparison:
+    """What `compare_runs` computes: the runs (baseline first), one `Pair` per other run (its
+    `rows`: per source, then pooled per kind, each with both EMs, the difference, its paired
+    bootstrap interval, the discordant counts, the exact McNemar p and the flipped ids), the
+    questions compared per source, what --intersect dropped, and the bootstrap's settings.
+    `resolver.report.compare_report` renders it as Markdown, LaTeX or JSON."""
     runs: tuple[RunSide, ...]     # the baseline first
     pairs: tuple[Pair, ...]       # the baseline against each other run, in the order given
     intersect: bool
@@ -296,7 +301,9 @@ def compare_runs(refs: Sequence[str | Path], results_dir: str | Path | None = No
         results_dir: the results folder run ids are looked up in.
         intersect: compare the questions every run has (and record what was dropped) instead
             of refusing runs over different question sets.
-        resamples, seed, level: the paired bootstrap's resamples, seed and interval level.
+        resamples: the paired bootstrap's resamples.
+        seed: its random seed (one random stream per source).
+        level: the interval's level (0.95).
 
     Returns:
         A `Comparison`: per pair of runs, per source and pooled per kind, both EMs, the

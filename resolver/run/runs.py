@@ -49,6 +49,9 @@ Progress = Callable[[str, int], Callable[[int], None]]
 
 @dataclass
 class Run:
+    """A finished run, as `execute` returns it: its id, its folder (complete on return), the
+    meta.json and metrics.json contents, the predictions.jsonl rows, and `table`, the Markdown
+    score table `factres run` prints."""
     run_id: str
     path: Path
     meta: dict

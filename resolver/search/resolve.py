@@ -19,6 +19,10 @@ from resolver.text.relations import inventory
 
 @dataclass(frozen=True)
 class Prediction:
+    """One resolved question: the `answer` ("" when unanswered, `reason` says why), the
+    `winner` candidate (its `hops`, hop by hop with serial, line, version and ledger status, and
+    its score `terms`), the best candidates (winner first), the plans tried, and the answer's
+    `confidence` label with its reasons. `to_json()` is its traces.jsonl row."""
     qid: str
     question: str
     source: str
