@@ -47,7 +47,7 @@ def history_command(entity: str, relation: str | None, data: str | None,
 
     ENTITY is matched as the store matches names (case and spacing ignored). Statuses:
     active (the current value), superseded (replaced by a later fact), contested,
-    contradicted, revoked (see the README's Provenance section).
+    contradicted, revoked (see the docs: Concepts, the provenance ledger).
 
     Example: factres history australia --relation capital
     """

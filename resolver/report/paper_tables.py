@@ -664,7 +664,7 @@ def _reference_notes(refs: References, runs: list[tuple[Cell, ...]]) -> list[str
                     "(stale/eligible) questions.")
         if denominators:
             foot.append(f"factres's stale denominator: {FACTRES_STALE}; another "
-                        "definition, so the counts differ (README: Stale denominators).")
+                        "definition, so the counts differ (docs/resolving.md: Stale denominators).")
     foot.append(f"Figures copied from {refs.transcription.file} (sha256 "
                 f"{refs.transcription.sha256[:12]}) and compared with it cell by cell, not with "
                 "the papers themselves.")
