@@ -151,3 +151,25 @@ def test_a_blind_run_scored_afterwards_gives_the_dev_runs_scores(tmp_path, monke
         (results / run / "metrics.json").read_bytes())["rows"]] for run in ("scored", "dev")}
     assert ems["scored"] == ems["dev"]
     shutil.rmtree(results)
+
+
+# ---- the README's one-line examples ------------------------------------------------------------
+README_COMMANDS = [line.strip() for line in (ROOT / "README.md").read_text("utf-8").splitlines()
+                   if line.startswith("    factres ")]
+SERVES = "factres serve"          # serves until stopped: tests/test_serve.py covers the server
+
+
+def test_the_readme_has_one_example_per_job():
+    jobs = {c.split()[1] for c in README_COMMANDS}
+    assert jobs == {"run", "explain", "score", "compare", "oracle", "tables", "serve", "export"}
+
+
+@pytest.mark.parametrize("command", [c for c in README_COMMANDS if not c.startswith(SERVES)])
+def test_each_readme_example_runs_as_written(command, clone):
+    import glob
+    args = []
+    for word in shlex.split(command)[1:]:      # the shell would expand a glob
+        args += sorted(glob.glob(word)) if "*" in word else [word]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, (command, result.output)
+    assert not (clone / "results").exists()    # everything went to ./factres-results
