@@ -69,6 +69,132 @@ class _Path:
 
 
 # ---- graph steps -------------------------------------------------------------------------
+# Work done by the search, counted (not timed) so tests can check that it does not grow with
+# how many versions a key has: `expansions` counts hops followed by plan execution, `keys` the
+# (entity, relation) hop lists made. Module-wide and only ever increasing; read differences.
+WORK = {"expansions": 0, "keys": 0}
+
+
+class _PassedOver:
+    """A hop's `passed_over`, made when it is read: the (serial, line) of the key's other
+    versions, oldest first, as they were when the hop was made."""
+    __slots__ = ("_ids", "_own", "_evidence")
+
+    def __init__(self, ids, own: int, evidence) -> None:
+        self._ids, self._own, self._evidence = ids, own, evidence
+
+    def __call__(self) -> tuple[tuple[int, int], ...]:
+        ids = self._ids
+        oldest_first = ids.oldest_first() if hasattr(ids, "oldest_first") else sorted(ids)
+        evidence, own = self._evidence, self._own
+        out = []
+        for vid in oldest_first:
+            if vid != own:
+                ev = evidence(vid)
+                out.append((ev.serial, ev.line))
+        return tuple(out)
+
+
+class _KeyHops:
+    """The hops over one relation from one entity, read through the provenance ledger and
+    made as they are asked for: the head (with, for a symmetric relation, the facts that name
+    the entity as object and are the head of their key) first, then older versions one at a
+    time. A key thousands of versions deep costs only the versions a reader steps back to."""
+    __slots__ = ("_store", "_entity", "_relation", "_subject", "_ids", "_made", "_latest",
+                 "_groups", "_seen", "_next")
+
+    def __init__(self, store: FactStore, entity: str, relation: str) -> None:
+        WORK["keys"] += 1
+        self._store, self._entity, self._relation = store, entity, relation
+        self._ids = store.lineage_ids(entity, relation)
+        self._subject = store.spelling(entity) or entity
+        self._made: dict[int, Hop] = {}
+        self._latest: tuple[Hop, ...] | None = None
+        self._groups: list[tuple[Hop, ...]] = []
+        self._seen: set[str] = set()
+        self._next = 1
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def hop(self, rank: int) -> Hop:
+        """The version `rank` steps back from the head (0: the head), as a hop."""
+        found = self._made.get(rank)
+        if found is None:
+            ledger = self._store.ledger
+            vid = self._ids[rank]
+            ev = ledger.evidence(vid)
+            found = self._made[rank] = Hop(
+                self._subject, self._relation, ledger.value(vid), ev.serial, ev.line, ev.text,
+                rank, False, _PassedOver(self._ids, vid, ledger.evidence), ledger.status(vid))
+        return found
+
+    def latest(self) -> tuple[Hop, ...]:
+        """The head, then the reverse hops of a symmetric relation: every hop of version 0."""
+        if self._latest is None:
+            out = [self.hop(0)] if self._ids else []
+            if inventory()[self._relation].symmetric:
+                out.extend(self._reverse())
+            self._latest = tuple(out)
+        return self._latest
+
+    def _reverse(self) -> list[Hop]:
+        store, entity, relation = self._store, self._entity, self._relation
+        out = []
+        for fact in store.by_object(entity):
+            if fact.relation != relation or norm(fact.subject) == norm(entity):
+                continue
+            head = store.head(fact.subject, relation)
+            if head is not None and (head.serial, head.line) == (fact.serial, fact.line):
+                out.append(Hop(self._subject, relation, fact.subject, fact.serial, fact.line,
+                               fact.text, 0, True, (), head.status))
+        return out
+
+    def every(self) -> list[Hop]:
+        """Every hop: each version, head first, then the reverse hops (`hops_over`)."""
+        latest = self.latest()
+        own = [self.hop(rank) for rank in range(len(self._ids))]
+        return own + [h for h in latest if h.reverse]
+
+    def group(self, j: int) -> tuple[Hop, ...] | None:
+        """The j-th group of hops a walk tries, None past the last: the latest hops, then one
+        older version at a time, leaving out a version whose object an earlier one already
+        had (a walk that reaches it has found that object leads nowhere)."""
+        groups = self._groups
+        if not groups:
+            latest = self.latest()
+            if not latest:
+                return None
+            groups.append(latest)
+            self._seen.update(h.object for h in latest if not h.reverse)
+        ids, seen = self._ids, self._seen
+        while j >= len(groups):
+            ledger = self._store.ledger
+            rank = self._next
+            while rank < len(ids) and ledger.value(ids[rank]) in seen:
+                rank += 1
+            if rank >= len(ids):
+                self._next = rank
+                return None
+            self._next = rank + 1
+            hop = self.hop(rank)
+            seen.add(hop.object)
+            groups.append((hop,))
+        return groups[j]
+
+
+_NO_HOPS = ()
+
+
+def _key_hops(store: FactStore, entity: str, relation: str) -> _KeyHops:
+    memo = store.read_cache("key-hops")
+    key = (entity, relation)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _KeyHops(store, entity, relation)
+    return found
+
+
 def hops_over(store: FactStore, entity: str, relation: str) -> list[Hop]:
     """Hops over one relation from an entity, read through the provenance ledger: the head
     first, then older versions, then (symmetric relations) facts that name the entity as
@@ -82,77 +208,89 @@ def hops_over(store: FactStore, entity: str, relation: str) -> list[Hop]:
     return list(found)
 
 
+def latest_hops(store: FactStore, entity: str, relation: str) -> tuple[Hop, ...]:
+    """The hops of `hops_over` at version 0 (the head, then reverse hops), in that order,
+    without making a hop for any older version."""
+    return _key_hops(store, entity, relation).latest()
+
+
 def _read_hops(store: FactStore, entity: str, relation: str) -> list[Hop]:
-    lineage = store.lineage(entity, relation)
-    symmetric = inventory()[relation].symmetric
-    if not lineage and not symmetric:
-        return []          # most of what a bridge step asks: a relation the entity lacks
-    out = []
-    subject = store.spelling(entity) or entity
-    # passed_over lists the other versions oldest first, as they were written.
-    written = sorted((v.id, v.serial, v.line) for v in lineage)
-    for rank, v in enumerate(lineage):
-        passed = tuple((serial, line) for vid, serial, line in written if vid != v.id)
-        out.append(Hop(subject, relation, v.value, v.serial, v.line, v.text, rank, False,
-                       passed, v.status))
-    if symmetric:
-        for fact in store.by_object(entity):
-            if fact.relation != relation or norm(fact.subject) == norm(entity):
-                continue
-            head = store.head(fact.subject, relation)
-            if head is not None and (head.serial, head.line) == (fact.serial, fact.line):
-                out.append(Hop(subject, relation, fact.subject, fact.serial, fact.line,
-                               fact.text, 0, True, (), head.status))
-    return out
+    return _KeyHops(store, entity, relation).every()
 
 
-_Ranked = Callable[[str, str], tuple[tuple[Hop, ...], ...]]
+def _reverse_relations(store: FactStore, entity: str) -> frozenset[str]:
+    """The symmetric relations of the facts that name `entity` as object (any version)."""
+    memo = store.read_cache("reverse-relations")
+    found = memo.get(entity)
+    if found is None:
+        symmetric = {name for name, rel in inventory().items() if rel.symmetric}
+        found = memo[entity] = frozenset(f.relation for f in store.by_object(entity)
+                                         if f.relation in symmetric)
+    return found
 
 
-def _ranked_hops(store: FactStore) -> _Ranked:
-    """(entity, relation) -> `hops_over` grouped by version rank, latest first. The groups are
-    kept in the store's read cache; the lookup holds the cache of the moment it is made, so
-    it serves one plan's execution (the search never writes to the store)."""
-    memo = store.read_cache("ranked-hops")
+_Groups = Callable[[str, str], _KeyHops]
 
-    def ranked(entity: str, relation: str) -> tuple[tuple[Hop, ...], ...]:
+
+def _ranked_hops(store: FactStore) -> _Groups:
+    """(entity, relation) -> its `_KeyHops`, kept in the store's read cache; the lookup holds
+    the cache of the moment it is made, so it serves one plan's execution (the search never
+    writes to the store)."""
+    memo = store.read_cache("key-hops")
+
+    def ranked(entity: str, relation: str) -> _KeyHops:
         key = (entity, relation)
         found = memo.get(key)
         if found is None:
-            by_rank: dict[int, list[Hop]] = {}
-            for hop in hops_over(store, entity, relation):
-                by_rank.setdefault(hop.version, []).append(hop)
-            found = memo[key] = tuple(tuple(by_rank[rank]) for rank in sorted(by_rank))
+            found = memo[key] = _KeyHops(store, entity, relation)
         return found
     return ranked
 
 
-def _follow(ranked: _Ranked, base: str, steps: list[frozenset[str]]) -> list[_Path]:
+def _follow(ranked: _Groups, base: str, steps: list[frozenset[str]]) -> list[_Path]:
     """Every path that takes one relation from each step in order (`ranked` reads the hops of
     one store). At each hop the latest version is tried first; an older version only when no
-    path through a later one completes."""
-    results: list[_Path] = []
+    path through a later one completes.
+
+    What completes from an entity depends only on the entity and the steps left, never on
+    the hops before it: each (entity, step) is walked once and its completions reused, so
+    the work grows with the entities reached, not with the combinations of versions along a
+    path. The paths and their order are those of the plain depth-first walk."""
     ordered = [sorted(step) for step in steps]
+    last = len(ordered) - 1
+    memo: dict[tuple[str, int], tuple[tuple[Hop, ...], ...]] = {}
+    work = WORK
 
-    def walk(entity: str, i: int, hops: tuple[Hop, ...]) -> bool:
-        if i == len(ordered):
-            results.append(_Path(base, hops))
-            return True
-        done = False
+    def completions(entity: str, i: int) -> tuple[tuple[Hop, ...], ...]:
+        key = (entity, i)
+        found = memo.get(key)
+        if found is not None:
+            return found
+        out: list[tuple[Hop, ...]] = []
         for relation in ordered[i]:
-            for group in ranked(entity, relation):
-                completed = False
-                for hop in group:
-                    completed |= walk(hop.object, i + 1, hops + (hop,))
-                if completed:
-                    done = True
+            hops = ranked(entity, relation)
+            j = 0
+            group = hops.group(0)
+            while group is not None:
+                work["expansions"] += len(group)
+                if i == last:
+                    got = [(hop,) for hop in group]
+                else:
+                    got = [(hop,) + rest for hop in group
+                           for rest in completions(hop.object, i + 1)]
+                if got:
+                    out.extend(got)
                     break          # older versions only when the later ones lead nowhere
-        return done
+                j += 1
+                group = hops.group(j)
+        found = memo[key] = tuple(out)
+        return found
 
-    walk(base, 0, ())
+    results = [_Path(base, hops) for hops in completions(base, 0)] if ordered else \
+        [_Path(base, ())]
     # A nested function that calls itself is a reference cycle: unlinked here, it is freed at
     # once instead of waiting (with what it holds) for the cyclic collector.
-    del walk
+    del completions
     return results
 
 
@@ -296,26 +434,23 @@ def _enumerate(store: FactStore, base: str, reading: Reading) -> list[_Path]:
             out.append(_Path(base, hops))
         if len(hops) == MAX_HOPS:
             return
-        for relation in sorted(store.relations_of(entity)):
+        own = store.relation_names(entity)
+        for relation in own:
             bridge = relation not in cued
             if bridge and bridges:
                 continue
-            for hop in hops_over(store, entity, relation):
-                if hop.version:
-                    continue
+            for hop in latest_hops(store, entity, relation):
                 if any(norm(h.subject) == norm(hop.object) for h in hops):
                     continue       # no cycles back to an entity already on the path
                 walk(hop.object, hops + (hop,), bridges + bridge)
         # Symmetric relations also go from object to subject: once per relation, since
         # `_edges` already yields every reverse hop of it.
-        own = store.relations_of(entity)
-        reverse = sorted({f.relation for f in store.by_object(entity)
-                          if inventory()[f.relation].symmetric and f.relation not in own})
+        reverse = sorted(_reverse_relations(store, entity).difference(own))
         for relation in reverse:
             bridge = relation not in cued
             if bridge and bridges:
                 continue
-            for hop in hops_over(store, entity, relation):
+            for hop in latest_hops(store, entity, relation):
                 if hop.reverse and not any(norm(h.subject) == norm(hop.object) for h in hops):
                     walk(hop.object, hops + (hop,), bridges + bridge)
 
@@ -410,10 +545,10 @@ def _to_asked_type(store: FactStore, wanted: str, cand: Candidate) -> list[_Path
     base = cand.hops[0].subject
     seen = {norm(h.subject) for h in cand.hops} | {norm(cand.answer)}
     out = []
-    for relation in sorted(store.relations_of(cand.answer)):
+    for relation in store.relation_names(cand.answer):
         if acceptance(wanted, relation) <= 0:
             continue
-        for hop in hops_over(store, cand.answer, relation):
-            if hop.version == 0 and not hop.reverse and norm(hop.object) not in seen:
+        for hop in latest_hops(store, cand.answer, relation):
+            if not hop.reverse and norm(hop.object) not in seen:
                 out.append(_Path(base, cand.hops + (hop,)))
     return out

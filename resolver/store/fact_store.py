@@ -11,7 +11,7 @@ import difflib
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from resolver.errors import ProvenanceError
 from resolver.store.provenance import Ledger, Version
@@ -186,6 +186,12 @@ class FactStore:
         version with its status."""
         return self.ledger.lineage((norm(subject), relation))
 
+    def lineage_ids(self, subject: str, relation: str) -> Sequence[int]:
+        """The ledger ids of `lineage(subject, relation)`, in its order, without a `Version`
+        per id (`Ledger.lineage_ids`): a reader that steps back one version at a time pays
+        for the versions it reaches only."""
+        return self.ledger.lineage_ids((norm(subject), relation))
+
     def read_cache(self, name: str) -> dict:
         """A dict, one per `name`, in which the store and the stages above keep what they
         derive from the store's facts and ledger (the search's hops). Every such
@@ -266,6 +272,12 @@ class FactStore:
         """relation -> versions (oldest first) for one subject, relations sorted by name."""
         found = self._ix.by_subject.get(norm(subject), {})
         return {rel: tuple(found[rel]) for rel in sorted(found)}
+
+    def relation_names(self, subject: str) -> tuple[str, ...]:
+        """The relations the subject has facts of, sorted by name (`relations_of` without the
+        versions)."""
+        found = self._ix.by_subject.get(norm(subject))
+        return tuple(sorted(found)) if found else ()
 
     def by_object(self, obj: str) -> tuple[Fact, ...]:
         """Every fact, any version, whose object is `obj` (reverse lookup), in serial order."""

@@ -65,6 +65,7 @@ slots, not an object: 18K accepts cost about as much as building the store's loo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Iterable, NamedTuple, Protocol
 
 import orjson
@@ -167,6 +168,30 @@ def _check_write(key, value, evidence) -> None:
     _check_evidence(evidence)
 
 
+class _Newest(Sequence):
+    """The first `n` ids of a key's id list (oldest first), read newest first; the list only
+    ever grows at its end, so the view is fixed when made."""
+    __slots__ = ("_ids", "_n")
+
+    def __init__(self, ids: list[int], n: int) -> None:
+        self._ids, self._n = ids, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(self._n)))
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return self._ids[self._n - 1 - i]
+
+    def oldest_first(self) -> list[int]:
+        return self._ids[:self._n]
+
+
 class Ledger:
     """Versions, statuses and typed edges of every key; see the module docstring for the
     exact meaning of each operation. Operations return the id of the version they wrote
@@ -186,6 +211,10 @@ class Ledger:
         self._ids: dict[tuple[str, ...], list[int]] = {}   # key -> version ids, oldest first
         self._head: dict[tuple[str, ...], int] = {}        # absent: the key is empty
         self._open: dict[tuple[str, ...], list[int]] = {}  # contested key -> open alternatives
+        # Keys an operation other than accept (and noop) ever touched: only their lineage needs
+        # the walk along the supersedes edges; every other key's lineage is its ids, newest
+        # first (`lineage_ids`).
+        self._irregular: set[tuple[str, ...]] = set()
         # Counts the writes that went through: readers keep derived reads (lineages, hops) until
         # it moves. Not part of dump(): two equal ledgers may have taken different paths.
         self._revision = 0
@@ -224,6 +253,7 @@ class Ledger:
         head = self._need_head(key, "reject", "accept")
         self._need_new_value(key, value, head, "reject",
                              "noop supports the head; resolve picks an alternative")
+        self._irregular.add(key)
         return self._replace(key, value, evidence, CONTRADICTED)
 
     def _replace(self, key, value, evidence, old_status: str) -> int:
@@ -285,6 +315,7 @@ class Ledger:
         head = self._need_head(key, "contest", "accept")
         self._need_new_value(key, value, head, "contest", "noop supports it")
         vid = self._append(key, value, evidence, CONTESTED, 1, _NONE)
+        self._irregular.add(key)
         self._status[head] = CONTESTED
         self._edges.append((ALTERNATIVE_OF, vid, head))
         self._open.setdefault(key, []).append(vid)
@@ -302,6 +333,7 @@ class Ledger:
                 f"cannot revoke {show_key(key)}: it is contested (head #{head} and "
                 f"{len(self._open[key])} open alternative(s)); settle it with resolve first")
         tomb = self._append(key, None, evidence, REVOKED, 0, _NONE)
+        self._irregular.add(key)
         self._edges.append((REVOKES, tomb, head))
         self._status[head] = REVOKED
         back = self._pred[head]
@@ -428,6 +460,27 @@ class Ledger:
             back = self._pred[back]
         return tuple(self.version(v) for v in order
                      if self._status[v] not in (REVOKED, CONTRADICTED))
+
+    def lineage_ids(self, key: tuple[str, ...]) -> Sequence[int]:
+        """The ids of `lineage(key)`, in the same order, without a `Version` per id: what a
+        reader that steps back one version at a time needs (the path search). A key only ever
+        accepted gets a view of its ids, newest first, that costs nothing to make however
+        many versions it has; it keeps showing the versions of the moment it was made."""
+        if key in self._irregular:
+            return tuple(v.id for v in self.lineage(key))
+        ids = self._ids.get(key)
+        if not ids:
+            return ()
+        return _Newest(ids, len(ids))
+
+    def value(self, vid: int) -> str | None:
+        """The value of version `vid` (None for a tombstone)."""
+        return self._value[vid]
+
+    def evidence(self, vid: int) -> EvidenceLike:
+        """The evidence version `vid` was written with, as it was given (a `Fact` for the
+        store's versions)."""
+        return self._evidence[vid]
 
     def alternatives(self, key: tuple[str, ...]) -> tuple[Version, ...]:
         """The open alternatives of a contested key (empty otherwise), oldest first."""
