@@ -109,9 +109,10 @@ def test_stats_count_what_the_lookup_tables_hold(context, size):
     store = FactStore(parse_context(context(size)).facts)
     stats = store.stats()
     ix = store._ix
-    assert stats["keys"] == len(ix.keys)
-    assert stats["keys_with_several_versions"] == sum(1 for v in ix.keys.values() if len(v) > 1)
-    assert stats["deepest_version_chain"] == max(len(v) for v in ix.keys.values())
+    versions = [v for relations in ix.by_subject.values() for v in relations.values()]
+    assert stats["keys"] == len(versions)
+    assert stats["keys_with_several_versions"] == sum(1 for v in versions if len(v) > 1)
+    assert stats["deepest_version_chain"] == max(len(v) for v in versions)
     assert stats["entities"] == len(ix.spelling) == len(store.entities())
     assert sum(stats["relations"].values()) == stats["facts"] == len(store)
 

@@ -46,12 +46,15 @@ class Mention:
 
 
 class _Index:
-    """The lookup tables of a store. Built on first use, then kept up to date by `add`."""
+    """The lookup tables of a store. Built on first use, then kept up to date by `add`.
+
+    A key's versions are found through its subject (`by_subject[subject][relation]`): a
+    table keyed by (subject, relation) besides it would cost a tuple and an entry per key,
+    which is most of what a store of a million facts spends per key."""
 
     def __init__(self) -> None:
-        self.keys: dict[tuple[str, str], list[Fact]] = {}
-        self.by_subject: dict[str, dict[str, list[Fact]]] = defaultdict(dict)
-        self.by_object: dict[str, list[Fact]] = defaultdict(list)
+        self.by_subject: dict[str, dict[str, list[Fact]]] = {}
+        self.by_object: dict[str, list[Fact]] = {}
         self.spelling: dict[str, str] = {}
         self.subjects: set[str] = set()
         # Names recur (18K facts of the 262K context name ~11K entities): normalise each
@@ -59,7 +62,7 @@ class _Index:
         self.normed: dict[str, str] = {}
 
     def add(self, facts: Iterable[Fact]) -> None:
-        keys, by_subject, by_object = self.keys, self.by_subject, self.by_object
+        by_subject, by_object = self.by_subject, self.by_object
         spelling, subjects, normed = self.spelling, self.subjects, self.normed
         for fact in facts:
             subject, obj = fact.subject, fact.object
@@ -69,18 +72,31 @@ class _Index:
             o = normed.get(obj)
             if o is None:
                 o = normed[obj] = norm(obj)
-            key = (s, fact.relation)
-            versions = keys.get(key)
+            relations = by_subject.get(s)
+            if relations is None:
+                relations = by_subject[s] = {}
+                subjects.add(s)
+            versions = relations.get(fact.relation)
             if versions is None:
-                versions = keys[key] = []
-                by_subject[s][fact.relation] = versions
-            versions.append(fact)
-            by_object[o].append(fact)
+                relations[fact.relation] = [fact]
+            else:
+                versions.append(fact)
+            found = by_object.get(o)
+            if found is None:
+                by_object[o] = [fact]
+            else:
+                found.append(fact)
             if s not in spelling:
                 spelling[s] = subject
             if o not in spelling:
                 spelling[o] = obj
-            subjects.add(s)
+
+    def versions(self, s: str, relation: str) -> list[Fact] | tuple[()]:
+        """The versions of the key (normalised subject, relation), oldest first."""
+        relations = self.by_subject.get(s)
+        if relations is None:
+            return ()
+        return relations.get(relation, ())
 
 
 def _check_relation(relation: str) -> None:
@@ -252,11 +268,11 @@ class FactStore:
 
     def versions(self, subject: str, relation: str) -> tuple[Fact, ...]:
         """Every version of the key, oldest first."""
-        return tuple(self._ix.keys.get((norm(subject), relation), ()))
+        return tuple(self._ix.versions(norm(subject), relation))
 
     def current(self, subject: str, relation: str, as_of: int | None = None) -> Fact | None:
         """The latest version (with `as_of`, the latest at or before that serial: rollback)."""
-        versions = self._ix.keys.get((norm(subject), relation))
+        versions = self._ix.versions(norm(subject), relation)
         if not versions:
             return None
         if as_of is None:
@@ -293,7 +309,8 @@ class FactStore:
     def keys(self) -> list[tuple[str, str]]:
         """(subject as written, relation) of every key, sorted."""
         ix = self._ix
-        return sorted((ix.spelling[s], r) for s, r in ix.keys)
+        return sorted((ix.spelling[s], r) for s, relations in ix.by_subject.items()
+                      for r in relations)
 
     def entities(self) -> list[str]:
         """Every subject and object name as first written, sorted."""

@@ -14,6 +14,7 @@ command's start-up."""
 from __future__ import annotations
 
 import threading
+from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -34,14 +35,94 @@ NOTE_CRLF = "CRLF line endings read as LF"
 _LINE_END = " \t\r\n"
 
 
-@dataclass(frozen=True, slots=True)
+class Lines:
+    """The lines of one text, cut out when asked for: the text and where each line starts.
+    The facts of a parse share one (`Fact.text`), so a fact's line costs an offset instead of
+    a string of its own (the context text is kept anyway)."""
+    __slots__ = ("_text", "_starts")
+
+    def __init__(self, text: str) -> None:
+        starts = array("q", [0])
+        find = text.find
+        at = find("\n")
+        while at != -1:
+            starts.append(at + 1)
+            at = find("\n", at + 1)
+        starts.append(len(text) + 1)
+        self._text, self._starts = text, starts
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1
+
+    def __getitem__(self, index: int) -> str:
+        """Line `index + 1` (0-based, as in `text.split("\n")`), without its line break."""
+        starts = self._starts
+        if index < 0:
+            index += len(starts) - 1
+        if not 0 <= index < len(starts) - 1:
+            raise IndexError(index)
+        return self._text[starts[index]:starts[index + 1] - 1]
+
+
+_set = object.__setattr__
+_FACT_FIELDS = ("serial", "subject", "relation", "object", "line", "text")
+
+
 class Fact:
-    serial: int      # the number the haystack gives the fact; later serials supersede earlier
-    subject: str     # verbatim, as written in the line
-    relation: str    # canonical relation name (see relations.py)
-    object: str      # verbatim; may hold commas and full stops ("Washington, D.C.")
-    line: int        # 1-based line number in the context text (the header is line 1)
-    text: str        # the line as written, without its line break
+    """One fact line, read. Immutable; equal when every field is equal (as a frozen dataclass).
+
+    Fields:
+        serial    the number the haystack gives the fact; later serials supersede earlier
+        subject   verbatim, as written in the line
+        relation  canonical relation name (see relations.py)
+        object    verbatim; may hold commas and full stops ("Washington, D.C.")
+        line      1-based line number in the context text (the header is line 1)
+        text      the line as written, without its line break
+
+    `text` may be given as the `Lines` of the context: the line is then cut from it when read
+    (a store of a million facts keeps one text, not a million line strings besides it)."""
+    __slots__ = ("serial", "subject", "relation", "object", "line", "_text")
+    __match_args__ = _FACT_FIELDS
+
+    def __init__(self, serial: int, subject: str, relation: str, object: str, line: int,
+                 text: str | Lines) -> None:
+        # `object` is a field name (the parameter shadows the builtin): slots are set
+        # through `_set`, the builtin's __setattr__ taken at import.
+        _set(self, "serial", serial)
+        _set(self, "subject", subject)
+        _set(self, "relation", relation)
+        _set(self, "object", object)
+        _set(self, "line", line)
+        _set(self, "_text", text)
+
+    @property
+    def text(self) -> str:
+        text = self._text
+        return text if text.__class__ is str else text[self.line - 1]
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}: a Fact is immutable")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}: a Fact is immutable")
+
+    def _fields(self) -> tuple:
+        return (self.serial, self.subject, self.relation, self.object, self.line, self.text)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Fact(" + ", ".join(f"{n}={v!r}" for n, v in zip(_FACT_FIELDS,
+                                                               self._fields())) + ")"
+
+    def __reduce__(self):
+        return (Fact, self._fields())
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +157,22 @@ class FactBuilder:
     def __init__(self) -> None:
         from lark import Tree  # lazily, with the parser (see the module docstring)
         self._tree = Tree
-        self.lines: list[str] = []
+        self.lines: Lines | list[str] = []
+        # Names recur (an entity is named by every fact about it): one string per name.
+        self.names: dict[str, str] = {}
 
     def __default__(self, data, children, meta):
         if data in ("start", "line") or data.startswith("_"):
             # Lark's inlined helper rules (the `(fact | _NL)*` loop) expect a Tree back.
             return self._tree(data, children, meta)
         serial, subject, obj = children
-        line = serial.line + self.line_offset
-        return Fact(int(serial.value[:-2]), subject.value, data,
-                    obj.value.rstrip(_LINE_END)[:-1], line, self.lines[line - 1])
+        names = self.names
+        subject = subject.value
+        subject = names.setdefault(subject, subject)
+        obj = obj.value.rstrip(_LINE_END)[:-1]
+        obj = names.setdefault(obj, obj)
+        return Fact(int(serial.value[:-2]), subject, data, obj, serial.line + self.line_offset,
+                    self.lines)
 
 
 def _plugins() -> dict:
@@ -145,22 +232,25 @@ def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    count = len(lines)
+    has_header = bool(lines) and lines[0].strip() == HEADER
+    blank = sum(1 for s in lines if not s.strip())
+    del lines                  # the facts cut their lines from `source`, as they are read
+    source = Lines(text)
     parser = fact_parser(fast)
     from lark.exceptions import UnexpectedInput  # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
     with _lock:
-        builder.lines, builder.line_offset = lines, 0
+        builder.lines, builder.line_offset, builder.names = source, 0, {}
         try:
             facts = _facts_of(parser.parse(text, start="start"))
             unparsed: list[UnparsedLine] = []
         except UnexpectedInput:
-            facts, unparsed = _parse_line_by_line(parser, builder, lines)
+            facts, unparsed = _parse_line_by_line(parser, builder, source, count)
         finally:
-            builder.lines, builder.line_offset = [], 0
-    has_header = bool(lines) and lines[0].strip() == HEADER
-    blank = sum(1 for s in lines if not s.strip())
+            builder.lines, builder.line_offset, builder.names = [], 0, {}
     _check_serials(facts, path)
-    return ParseResult(tuple(facts), tuple(unparsed), len(lines) - blank, has_header, path,
+    return ParseResult(tuple(facts), tuple(unparsed), count - blank, has_header, path,
                        blank, notes)
 
 
@@ -171,20 +261,21 @@ def parse_line(raw: str, fast: bool = True) -> Fact:
     from lark.exceptions import UnexpectedInput  # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
     with _lock:
-        builder.lines, builder.line_offset = [raw], 0
+        builder.lines, builder.line_offset, builder.names = (raw,), 0, {}
         try:
             return _facts_of(parser.parse(raw, start="line"))[0]
         except UnexpectedInput as exc:
             raise InputError(_reason(raw, exc), line=1, context=raw,
                              expected="a fact line in one of the MQuAKE templates") from None
         finally:
-            builder.lines = []
+            builder.lines, builder.names = [], {}
 
 
-def _parse_line_by_line(parser, builder, lines):
+def _parse_line_by_line(parser, builder, source: Lines, count: int):
     from lark.exceptions import UnexpectedInput  # loaded with the parser
     facts, unparsed = [], []
-    for number, raw in enumerate(lines, start=1):
+    for number in range(1, count + 1):
+        raw = source[number - 1]
         if not raw.strip():
             continue
         if number == 1 and raw.strip() == HEADER:
