@@ -88,7 +88,7 @@ def _names(rng: random.Random, count: int) -> list[tuple[str, str]]:
     while len(out) < count:
         kind = rng.choices(kinds, weights)[0]
         while True:
-            word = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3))).title()
+            word = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))).title()
             name = word
             if kind == "person":
                 name += " " + "".join(rng.choice(SYLLABLES)
@@ -101,9 +101,11 @@ def _names(rng: random.Random, count: int) -> list[tuple[str, str]]:
 
 
 class World:
-    """Entities, and per key its base versions and its candidate values. Entity i's facts
-    depend only on the seed and on entities before it (and the base entities), so a larger
-    world extends a smaller one."""
+    """Entities, and per key its base versions and its candidate values. The entities come in
+    blocks the size of the base world, and a fact's object is an entity of its subject's
+    block: a larger world is the smaller one with more blocks, and an entity has as many
+    neighbours however large the world (as in a real haystack, where a city gains no spouses
+    because unrelated people were added)."""
 
     def __init__(self, seed: int, entities: int) -> None:
         self.seed = seed
@@ -115,13 +117,17 @@ class World:
         self.keys: list[tuple[int, str, list[int], list[int]]] = []
         for i, (_, kind) in enumerate(self.entities):
             rng = random.Random(seed * 1_000_003 + i)
-            limit = max(i, BASE_ENTITIES)
+            block = i - i % BASE_ENTITIES
             for relation, object_kind in RELATIONS[kind]:
-                pool = self.of_kind.get(object_kind, [])
-                pool = pool[:bisect.bisect_left(pool, limit)]
-                pool = [j for j in pool if j != i] or [j for j in self.of_kind[object_kind]
-                                                      if j != i]
-                candidates = rng.sample(pool, min(CANDIDATES, len(pool)))
+                pool = self.of_kind[object_kind]
+                low = bisect.bisect_left(pool, block)
+                high = bisect.bisect_left(pool, block + BASE_ENTITIES)
+                if high - low < 2:
+                    low, high = 0, len(pool)
+                candidates = []
+                for at in rng.sample(range(low, high), min(CANDIDATES + 1, high - low)):
+                    if pool[at] != i and len(candidates) < CANDIDATES:
+                        candidates.append(pool[at])
                 count = rng.choices([v for v, _ in VERSIONS], [w for _, w in VERSIONS])[0]
                 self.keys.append((i, relation, self._sequence(rng, candidates, count, None),
                                   candidates))
