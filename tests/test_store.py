@@ -109,7 +109,8 @@ def test_stats_count_what_the_lookup_tables_hold(context, size):
     store = FactStore(parse_context(context(size)).facts)
     stats = store.stats()
     ix = store._ix
-    versions = [v for relations in ix.by_subject.values() for v in relations.values()]
+    versions = [store.versions(ix.spelling[s], r) for s, relations in ix.by_subject.items()
+                for r in relations]
     assert stats["keys"] == len(versions)
     assert stats["keys_with_several_versions"] == sum(1 for v in versions if len(v) > 1)
     assert stats["deepest_version_chain"] == max(len(v) for v in versions)

@@ -141,12 +141,20 @@ class _KeyHops:
     def _reverse(self) -> list[Hop]:
         store, entity, relation = self._store, self._entity, self._relation
         out = []
+        # A subject that revised its fact many times is named here once per version: its
+        # head is read once.
+        heads: dict[str, object] = {}
+        own = norm(entity)
         for fact in store.by_object(entity):
-            if fact.relation != relation or norm(fact.subject) == norm(entity):
+            if fact.relation != relation:
                 continue
-            head = store.head(fact.subject, relation)
-            if head is not None and (head.serial, head.line) == (fact.serial, fact.line):
-                out.append(Hop(self._subject, relation, fact.subject, fact.serial, fact.line,
+            subject = fact.subject
+            head = heads.get(subject)
+            if head is None:
+                head = heads[subject] = False if norm(subject) == own else \
+                    (store.head(subject, relation) or False)
+            if head and (head.serial, head.line) == (fact.serial, fact.line):
+                out.append(Hop(self._subject, relation, subject, fact.serial, fact.line,
                                fact.text, 0, True, (), head.status))
         return out
 

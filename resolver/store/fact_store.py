@@ -53,8 +53,8 @@ class _Index:
     which is most of what a store of a million facts spends per key."""
 
     def __init__(self) -> None:
-        self.by_subject: dict[str, dict[str, list[Fact]]] = {}
-        self.by_object: dict[str, list[Fact]] = {}
+        self.by_subject: dict[str, dict[str, Fact | list[Fact]]] = {}
+        self.by_object: dict[str, Fact | list[Fact]] = {}
         self.spelling: dict[str, str] = {}
         self.subjects: set[str] = set()
         # Names recur (18K facts of the 262K context name ~11K entities): normalise each
@@ -76,27 +76,42 @@ class _Index:
             if relations is None:
                 relations = by_subject[s] = {}
                 subjects.add(s)
+            # Most keys have one version and most names one fact naming them as object: a
+            # lone fact stands for itself, a list is made for the second.
             versions = relations.get(fact.relation)
             if versions is None:
-                relations[fact.relation] = [fact]
-            else:
+                relations[fact.relation] = fact
+            elif versions.__class__ is list:
                 versions.append(fact)
+            else:
+                relations[fact.relation] = [versions, fact]
             found = by_object.get(o)
             if found is None:
-                by_object[o] = [fact]
-            else:
+                by_object[o] = fact
+            elif found.__class__ is list:
                 found.append(fact)
+            else:
+                by_object[o] = [found, fact]
             if s not in spelling:
                 spelling[s] = subject
             if o not in spelling:
                 spelling[o] = obj
 
-    def versions(self, s: str, relation: str) -> list[Fact] | tuple[()]:
+    def versions(self, s: str, relation: str) -> list[Fact] | tuple[Fact, ...]:
         """The versions of the key (normalised subject, relation), oldest first."""
         relations = self.by_subject.get(s)
         if relations is None:
             return ()
-        return relations.get(relation, ())
+        return _facts(relations.get(relation, ()))
+
+    def naming(self, o: str) -> list[Fact] | tuple[Fact, ...]:
+        """The facts whose object is `o` (normalised), in serial order."""
+        return _facts(self.by_object.get(o, ()))
+
+
+def _facts(found) -> list[Fact] | tuple[Fact, ...]:
+    """A table entry as a sequence of facts: a lone fact stands for itself in the tables."""
+    return (found,) if found.__class__ is Fact else found
 
 
 def _check_relation(relation: str) -> None:
@@ -121,13 +136,23 @@ def _writes(facts: Iterable[Fact], normed: dict[str, str] | None = None
         yield (s, fact.relation), fact.object, fact
 
 
+def _increasing(facts: tuple[Fact, ...]) -> bool:
+    last = -1
+    for fact in facts:
+        serial = fact.serial
+        if serial <= last:
+            return False
+        last = serial
+    return True
+
+
 class FactStore:
     """Constructing a store only checks serial order; the lookup tables are built on the
     first lookup (about 80 ms for the 262K context on the 2-core reference machine), so a
     cached haystack loads in well under 0.1 s and callers that only count facts never pay."""
 
     def __init__(self, facts: Iterable[Fact] = ()) -> None:
-        self._facts: list[Fact] = []
+        self._facts: list[Fact] | tuple[Fact, ...] = []
         self._built: _Index | None = None
         self._ledger: Ledger | None = None
         self._token_index: dict[tuple[str, ...], set[str]] | None = None
@@ -136,7 +161,12 @@ class FactStore:
         # were made in.
         self._reads: dict[str, dict] = {}
         self._reads_revision = -1
-        self.extend(facts)
+        if type(facts) is tuple and _increasing(facts):
+            # A parse's facts, kept as they are (the parse holds them too) until a fact is
+            # added: a million references saved.
+            self._facts = facts
+        else:
+            self.extend(facts)
 
     # ---- writing -----------------------------------------------------------------------
     def add(self, fact: Fact) -> None:
@@ -147,6 +177,8 @@ class FactStore:
         """Append facts in serial order. On a serial that does not increase, the facts before
         it stay (append-only: never half-undone) and ValueError names both serials."""
         out = self._facts
+        if type(out) is tuple:
+            out = self._facts = list(out)
         first = len(out)
         last = out[-1].serial if out else -1
         try:
@@ -287,7 +319,7 @@ class FactStore:
     def relations_of(self, subject: str) -> dict[str, tuple[Fact, ...]]:
         """relation -> versions (oldest first) for one subject, relations sorted by name."""
         found = self._ix.by_subject.get(norm(subject), {})
-        return {rel: tuple(found[rel]) for rel in sorted(found)}
+        return {rel: tuple(_facts(found[rel])) for rel in sorted(found)}
 
     def relation_names(self, subject: str) -> tuple[str, ...]:
         """The relations the subject has facts of, sorted by name (`relations_of` without the
@@ -297,7 +329,7 @@ class FactStore:
 
     def by_object(self, obj: str) -> tuple[Fact, ...]:
         """Every fact, any version, whose object is `obj` (reverse lookup), in serial order."""
-        return tuple(self._ix.by_object.get(norm(obj), ()))
+        return tuple(self._ix.naming(norm(obj)))
 
     def is_subject(self, name: str) -> bool:
         return norm(name) in self._ix.subjects

@@ -225,11 +225,11 @@ class Ledger:
     def __init__(self) -> None:
         # Per version, indexed by version id. Numbers live in arrays and statuses are codes
         # (STATUSES' positions): a million versions cost tens of MB, not hundreds.
-        self._kno = array("q")                # the version's key, as its key number
+        self._kno = array("i")                # the version's key, as its key number
         self._value: list[str | None] = []
         self._evidence: list[EvidenceLike] = []
         self._status = bytearray()
-        self._support = array("q")
+        self._support = array("i")
         self._pred = array("q")               # target of the version's supersedes edge
         self._prev = array("q")               # the key's version before it (_NONE: first)
         # Typed edges, in the order written: kind code, src, dst.

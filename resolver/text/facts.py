@@ -14,6 +14,7 @@ command's start-up."""
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -36,10 +37,11 @@ _LINE_END = " \t\r\n"
 
 
 class Lines:
-    """The lines of one text, cut out when asked for: the text and where each line starts.
-    The facts of a parse share one (`Fact.text`), so a fact's line costs an offset instead of
-    a string of its own (the context text is kept anyway)."""
-    __slots__ = ("_text", "_starts")
+    """The lines of one text, cut out when asked for, and the serial of the fact on each line:
+    what the facts of one parse share (`Fact.text`, `Fact.serial`), so a fact costs an offset
+    and an array slot instead of a string and a number of its own (the context text is kept
+    anyway)."""
+    __slots__ = ("_text", "_starts", "_serials", "_big")
 
     def __init__(self, text: str) -> None:
         starts = array("q", [0])
@@ -50,6 +52,8 @@ class Lines:
             at = find("\n", at + 1)
         starts.append(len(text) + 1)
         self._text, self._starts = text, starts
+        self._serials = array("q", bytes(8 * (len(starts) - 1)))
+        self._big: dict[int, int] = {}       # line index -> a serial past 64 bits
 
     def __len__(self) -> int:
         return len(self._starts) - 1
@@ -62,6 +66,17 @@ class Lines:
         if not 0 <= index < len(starts) - 1:
             raise IndexError(index)
         return self._text[starts[index]:starts[index + 1] - 1]
+
+    def _put_serial(self, index: int, serial: int) -> None:
+        try:
+            self._serials[index] = serial
+        except OverflowError:
+            self._serials[index] = -1
+            self._big[index] = serial
+
+    def _serial(self, index: int) -> int:
+        serial = self._serials[index]
+        return self._big[index] if serial == -1 and index in self._big else serial
 
 
 _set = object.__setattr__
@@ -79,26 +94,39 @@ class Fact:
         line      1-based line number in the context text (the header is line 1)
         text      the line as written, without its line break
 
-    `text` may be given as the `Lines` of the context: the line is then cut from it when read
-    (a store of a million facts keeps one text, not a million line strings besides it)."""
-    __slots__ = ("serial", "subject", "relation", "object", "line", "_text")
+    `text` may be given as the `Lines` of the context, which then holds the fact's line and
+    its serial (one fact per line): a store of a million facts keeps one text and one array,
+    not a million line strings and numbers besides it."""
+    __slots__ = ("subject", "relation", "object", "line", "_source")
     __match_args__ = _FACT_FIELDS
 
     def __init__(self, serial: int, subject: str, relation: str, object: str, line: int,
                  text: str | Lines) -> None:
         # `object` is a field name (the parameter shadows the builtin): slots are set
         # through `_set`, the builtin's __setattr__ taken at import.
-        _set(self, "serial", serial)
+        if text.__class__ is Lines:
+            text._put_serial(line - 1, serial)
+            _set(self, "_source", text)
+        else:
+            _set(self, "_source", (serial, text))
         _set(self, "subject", subject)
         _set(self, "relation", relation)
         _set(self, "object", object)
         _set(self, "line", line)
-        _set(self, "_text", text)
+
+    @property
+    def serial(self) -> int:
+        source = self._source
+        if source.__class__ is tuple:
+            return source[0]
+        return source._serial(self.line - 1)
 
     @property
     def text(self) -> str:
-        text = self._text
-        return text if text.__class__ is str else text[self.line - 1]
+        source = self._source
+        if source.__class__ is tuple:
+            return source[1]
+        return source[self.line - 1]
 
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}: a Fact is immutable")
@@ -261,7 +289,7 @@ def parse_line(raw: str, fast: bool = True) -> Fact:
     from lark.exceptions import UnexpectedInput  # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
     with _lock:
-        builder.lines, builder.line_offset, builder.names = (raw,), 0, {}
+        builder.lines, builder.line_offset, builder.names = Lines(raw), 0, {}
         try:
             return _facts_of(parser.parse(raw, start="line"))[0]
         except UnexpectedInput as exc:
@@ -303,17 +331,25 @@ def _reason(raw: str, exc: UnexpectedInput) -> str:
 
 
 def _check_serials(facts: list[Fact], path: str | None) -> None:
-    seen: dict[int, Fact] = {}
+    # Serials so far increase strictly, so the first that does not is the first error: a
+    # duplicate when an earlier fact has it (found by bisection in the increasing prefix),
+    # else out of order. No table of every serial: a million facts would need one.
     previous: Fact | None = None
-    for fact in facts:
-        if fact.serial in seen:
-            first = seen[fact.serial]
-            raise InputError(f"duplicate serial {fact.serial}: also on line {first.line}",
-                             path=path, line=fact.line, context=fact.text,
-                             expected="each serial once")
-        if previous is not None and fact.serial < previous.serial:
-            raise InputError(f"serial {fact.serial} is out of order: line {previous.line} has "
-                             f"serial {previous.serial}", path=path, line=fact.line,
+    last = -1
+    for at, fact in enumerate(facts):
+        serial = fact.serial
+        if previous is not None and serial <= last:
+            low = bisect_left(facts, serial, 0, at, key=_serial_of)
+            if low < at and facts[low].serial == serial:
+                first = facts[low]
+                raise InputError(f"duplicate serial {serial}: also on line {first.line}",
+                                 path=path, line=fact.line, context=fact.text,
+                                 expected="each serial once")
+            raise InputError(f"serial {serial} is out of order: line {previous.line} has "
+                             f"serial {last}", path=path, line=fact.line,
                              context=fact.text, expected="serials in increasing order")
-        seen[fact.serial] = fact
-        previous = fact
+        previous, last = fact, serial
+
+
+def _serial_of(fact: Fact) -> int:
+    return fact.serial
