@@ -12,7 +12,7 @@ answer's spelling. No model and no gold here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import product
 from typing import Callable
 
@@ -63,7 +63,7 @@ class _Path:
     base: str
     hops: tuple[Hop, ...]
 
-    @property
+    @cached_property
     def relations(self) -> tuple[str, ...]:
         return tuple(h.relation for h in self.hops)
 
@@ -335,20 +335,48 @@ def _assign(relations: tuple[str, ...], spans: tuple[CueSpan, ...],
     return best
 
 
-def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int
-               ) -> tuple[float, tuple[tuple[str, float], ...]]:
-    terms: list[tuple[str, float]] = []
+def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int,
+               memo: dict | None = None) -> tuple[float, tuple[tuple[str, float], ...]]:
+    """The path's score and its terms. The terms of the cue words and of the answer type
+    depend on the path's relations only: `memo` (one per question) keeps them by relations,
+    since a question's plans and enumeration reach the same relations by many paths."""
     relations = path.relations
+    hops = path.hops
+    # The office named by the base counts for the first hop (and for a later hop that is the
+    # very same hop, which a path through a symmetric relation and back can take): such a
+    # rare path is scored on its own.
+    first = (0,) if relations[0] != "officeholder" or all(
+        h is not hops[0] for h in hops[1:]) else \
+        tuple(at for at, h in enumerate(hops) if h is hops[0])
+    found = memo.get(relations) if memo is not None and first == (0,) else None
+    if found is None:
+        found = _relation_terms(relations, reading, first)
+        if memo is not None and first == (0,):
+            memo[relations] = found
+    terms = list(found)
+    back = sum(h.version for h in path.hops)
+    if back:
+        terms.append(("older-versions", -OLDER_VERSION * back))
+    if base_rank:
+        terms.append(("base-rank", -BASE_RANK * base_rank))
+    if plan is not None:
+        terms.extend(_plan_terms(plan, path))
+    return sum(v for _, v in terms), tuple(terms)
+
+
+def _relation_terms(relations: tuple[str, ...], reading: Reading, first: tuple[int, ...]
+                    ) -> tuple[tuple[str, float], ...]:
+    terms: list[tuple[str, float]] = []
     restating = _restating(reading, relations)
     total, assigned = _assign(relations, reading.spans, restating)
-    for hop, span in zip(path.hops, assigned):
+    for at, (relation, span) in enumerate(zip(relations, assigned)):
         if span is not None:
-            terms.append((f"cue:{hop.relation}<-'{span.cue}'", span.weight))
-        elif hop is path.hops[0] and hop.relation == "officeholder":
+            terms.append((f"cue:{relation}<-'{span.cue}'", span.weight))
+        elif at in first and relation == "officeholder":
             terms.append(("cue:officeholder<-office named", OFFICE_CUE))
         else:
-            terms.append((f"uncued:{hop.relation}", -UNCUED_HOP))
-    terms.append(("hops", -HOP_COST * len(path.hops)))
+            terms.append((f"uncued:{relation}", -UNCUED_HOP))
+    terms.append(("hops", -HOP_COST * len(relations)))
     used = [s for s in assigned if s is not None]
     unexplained: list[CueSpan] = []
     for span in sorted(reading.spans, key=lambda s: (-s.weight, s.start, s.relation)):
@@ -367,14 +395,7 @@ def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int
             terms.append((f"type:{wanted}~{got}", TYPE_MATCH * accept))
         if accept < 1:
             terms.append((f"type-mismatch:{wanted}!{got}", -TYPE_MISMATCH * (1 - accept)))
-    back = sum(h.version for h in path.hops)
-    if back:
-        terms.append(("older-versions", -OLDER_VERSION * back))
-    if base_rank:
-        terms.append(("base-rank", -BASE_RANK * base_rank))
-    if plan is not None:
-        terms.extend(_plan_terms(plan, path))
-    return sum(v for _, v in terms), tuple(terms)
+    return tuple(terms)
 
 
 def _plan_terms(plan: Plan, path: _Path) -> list[tuple[str, float]]:
@@ -502,15 +523,21 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
     reading = read(text, store)
     rank_of = {norm(b): i for i, b in enumerate(reading.bases)}
     candidates: list[Candidate] = []
+    # What depends on a path's relations (and base) only, kept for this question.
+    memo: dict = {}
+    agreeing: dict[tuple[str, tuple[str, ...]], list[tuple[str, float]]] = {}
 
     def best_for(paths: list[_Path], own: tuple[str, Plan] | None) -> Candidate | None:
         best = None
         for path in paths:
             rank = rank_of.get(norm(path.base), len(reading.bases))
-            total, terms = score_path(path, reading, own[1] if own else None, rank)
+            total, terms = score_path(path, reading, own[1] if own else None, rank, memo)
             # The best of the other plans that agree with this path adds its prior too.
             if own is None:
-                priors = [t for _, p in plans for t in _plan_terms(p, path)]
+                key = (path.base, path.relations)
+                priors = agreeing.get(key)
+                if priors is None:
+                    priors = agreeing[key] = [t for _, p in plans for t in _plan_terms(p, path)]
                 if priors:
                     top = max(priors, key=lambda t: t[1])
                     total += top[1]

@@ -56,14 +56,13 @@ class _Index:
         self.by_subject: dict[str, dict[str, Fact | list[Fact]]] = {}
         self.by_object: dict[str, Fact | list[Fact]] = {}
         self.spelling: dict[str, str] = {}
-        self.subjects: set[str] = set()
         # Names recur (18K facts of the 262K context name ~11K entities): normalise each
         # spelling once (the ledger's build reuses this too).
         self.normed: dict[str, str] = {}
 
     def add(self, facts: Iterable[Fact]) -> None:
         by_subject, by_object = self.by_subject, self.by_object
-        spelling, subjects, normed = self.spelling, self.subjects, self.normed
+        spelling, normed = self.spelling, self.normed
         for fact in facts:
             subject, obj = fact.subject, fact.object
             s = normed.get(subject)
@@ -75,7 +74,6 @@ class _Index:
             relations = by_subject.get(s)
             if relations is None:
                 relations = by_subject[s] = {}
-                subjects.add(s)
             # Most keys have one version and most names one fact naming them as object: a
             # lone fact stands for itself, a list is made for the second.
             versions = relations.get(fact.relation)
@@ -332,7 +330,7 @@ class FactStore:
         return tuple(self._ix.naming(norm(obj)))
 
     def is_subject(self, name: str) -> bool:
-        return norm(name) in self._ix.subjects
+        return norm(name) in self._ix.by_subject
 
     def spelling(self, name: str) -> str | None:
         """The store's own spelling of a name (first seen), or None if the store never saw it."""
@@ -373,7 +371,7 @@ class FactStore:
                 if keys:
                     names = tuple(sorted(ix.spelling[k] for k in keys))
                     found.append(Mention(start, start + width, names,
-                                         any(k in ix.subjects for k in keys)))
+                                         any(k in ix.by_subject for k in keys)))
         return found
 
     def longest_entity(self, text: str, subjects_only: bool = True) -> str | None:

@@ -59,9 +59,11 @@ Operations (each checks everything before it changes anything; a refused operati
 
 The order of operations is the order of precedence; serials are evidence, not ordering.
 FactConsolidation's write path is `accept` in serial order, so its frontier is latest-wins.
-Internally the ledger keeps parallel lists indexed by version id (a version is a few list
-slots, not an object: 18K accepts cost about as much as building the store's lookup tables);
-`Version` is a frozen snapshot made on request."""
+Internally the ledger keeps parallel columns indexed by version id (a version is a few array
+and list slots, not an object; a key is a number, its versions chained newest to oldest) and
+keeps a support count, a supersedes target or a head only where it is not what an accept
+writes: a million accepts cost about 100 bytes each. `Version` is a frozen snapshot made on
+request."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -223,26 +225,30 @@ class Ledger:
     supported (noop)."""
 
     def __init__(self) -> None:
-        # Per version, indexed by version id. Numbers live in arrays and statuses are codes
+        # Per version, indexed by version id. Numbers live in arrays of 4-byte integers (a
+        # ledger of 2**31 versions would need hundreds of GB first) and statuses are codes
         # (STATUSES' positions): a million versions cost tens of MB, not hundreds.
         self._kno = array("i")                # the version's key, as its key number
         self._value: list[str | None] = []
         self._evidence: list[EvidenceLike] = []
         self._status = bytearray()
-        self._support = array("i")
-        self._pred = array("q")               # target of the version's supersedes edge
-        self._prev = array("q")               # the key's version before it (_NONE: first)
+        # Support and the supersedes target are kept where they are not what an accept
+        # writes (support 1; the key's version before it), which is almost nowhere.
+        self._support_other: dict[int, int] = {}     # version -> its support, when not 1
+        self._pred_other: dict[int, int] = {}        # version -> its target, when not _prev
+        self._prev = array("i")               # the key's version before it (_NONE: first)
         # Typed edges, in the order written: kind code, src, dst.
         self._edge_kind = bytearray()
-        self._edge_src = array("q")
-        self._edge_dst = array("q")
+        self._edge_src = array("i")
+        self._edge_dst = array("i")
         self._observations: list[EvidenceLike] = []
         # Per key, indexed by key number.
         self._keyno: dict[tuple[str, ...], int] = {}
         self._keys: list[tuple[str, ...]] = []
-        self._last = array("q")               # the key's newest version
-        self._count = array("q")              # how many versions the key has
-        self._heads = array("q")              # the key's head; _NONE: the key is empty
+        self._last = array("i")               # the key's newest version
+        self._count = array("i")              # how many versions the key has
+        # The key's head (_NONE: the key is empty), where it is not the key's newest version.
+        self._heads_other: dict[int, int] = {}
         self._open: dict[tuple[str, ...], list[int]] = {}  # contested key -> open alternatives
         # Keys an operation other than accept (and noop) ever touched: only their lineage needs
         # the walk along the supersedes edges; every other key's lineage is its ids, newest
@@ -263,11 +269,29 @@ class Ledger:
         k = self._keyno.get(key)
         if k is None:
             return None
-        head = self._heads[k]
+        head = self._heads_other.get(k, self._last[k])
         return None if head == _NONE else head
 
     def _set_head(self, key, vid: int) -> None:
-        self._heads[self._keyno[key]] = vid
+        k = self._keyno[key]
+        if vid == self._last[k]:
+            self._heads_other.pop(k, None)
+        else:
+            self._heads_other[k] = vid
+
+    def _pred_of(self, vid: int) -> int:
+        """The target of the version's supersedes edge, _NONE when it has none."""
+        found = self._pred_other.get(vid)
+        return self._prev[vid] if found is None else found
+
+    def _set_pred(self, vid: int, pred: int) -> None:
+        if pred == self._prev[vid]:
+            self._pred_other.pop(vid, None)
+        else:
+            self._pred_other[vid] = pred
+
+    def _support_of(self, vid: int) -> int:
+        return self._support_other.get(vid, 1)
 
     def _ids_of(self, key) -> list[int]:
         """The key's version ids, oldest first."""
@@ -295,18 +319,22 @@ class Ledger:
             self._keys.append(key)
             self._last.append(vid)
             self._count.append(1)
-            self._heads.append(_NONE)
+            self._heads_other[k] = _NONE          # empty until the caller sets its head
             self._prev.append(_NONE)
         else:
+            # The head stays where it is (the caller moves it): past the new version now.
+            head = self._heads_other.get(k, self._last[k])
             self._prev.append(self._last[k])
             self._last[k] = vid
             self._count[k] += 1
+            self._heads_other[k] = head
         self._kno.append(k)
         self._value.append(value)
         self._evidence.append(evidence)
         self._status.append(_STATUS_CODE[status])
-        self._support.append(support)
-        self._pred.append(pred)
+        if support != 1:
+            self._support_other[vid] = support
+        self._set_pred(vid, pred)
         return vid
 
     def accept(self, key: tuple[str, ...], value: str, evidence: EvidenceLike) -> int:
@@ -339,10 +367,10 @@ class Ledger:
         accepted. The same result as calling accept in order, to the byte (a test checks it),
         including on a bad write: the writes before it stay, and ProvenanceError is raised."""
         kno, values, evidences = self._kno, self._value, self._evidence
-        statuses, supports, preds, prevs = self._status, self._support, self._pred, self._prev
+        statuses, prevs, pred_other = self._status, self._prev, self._pred_other
         edge_kind, edge_src, edge_dst = self._edge_kind, self._edge_src, self._edge_dst
-        keyno, keys, last, count, heads = (self._keyno, self._keys, self._last, self._count,
-                                           self._heads)
+        keyno, keys, last, count, heads_other = (self._keyno, self._keys, self._last,
+                                                 self._count, self._heads_other)
         open_ = self._open
         known = _EVIDENCE_TYPES
         # Counted before the first write: a bad write midway keeps the writes before it.
@@ -359,15 +387,15 @@ class Ledger:
                 keys.append(key)
                 last.append(vid)
                 count.append(1)
-                heads.append(vid)
                 prevs.append(_NONE)
-                preds.append(_NONE)
             else:
-                head = heads[k]
+                previous = last[k]
+                head = heads_other.pop(k, previous) if heads_other else previous
                 if head == _NONE:
-                    preds.append(_NONE)
+                    pred_other[vid] = _NONE
                 else:
                     if open_ and key in open_:
+                        heads_other[k] = head
                         self._replace(key, value, evidence, _SUPERSEDED)
                         vid += 1
                         continue
@@ -375,16 +403,15 @@ class Ledger:
                     edge_kind.append(_SUPERSEDES)
                     edge_src.append(vid)
                     edge_dst.append(head)
-                    preds.append(head)
-                prevs.append(last[k])
+                    if head != previous:
+                        pred_other[vid] = head
+                prevs.append(previous)
                 last[k] = vid
                 count[k] += 1
-                heads[k] = vid
             kno.append(k)
             values.append(value)
             evidences.append(evidence)
             statuses.append(_ACTIVE)
-            supports.append(1)
             vid += 1
         return vid - start
 
@@ -415,9 +442,9 @@ class Ledger:
         self._irregular.add(key)
         self._edge(_REVOKES, tomb, head)
         self._status[head] = _REVOKED
-        back = self._pred[head]
+        back = self._pred_of(head)
         while back != _NONE and self._status[back] == _REVOKED:
-            back = self._pred[back]
+            back = self._pred_of(back)
         if back == _NONE:
             self._set_head(key, _NONE)
         else:
@@ -449,7 +476,7 @@ class Ledger:
             self._status[party] = _CONTRADICTED
         self._status[chosen] = _ACTIVE
         if chosen != head:
-            self._pred[chosen] = head
+            self._set_pred(chosen, head)
             self._edge(_SUPERSEDES, chosen, head)
             self._set_head(key, chosen)
         return chosen
@@ -465,7 +492,7 @@ class Ledger:
                 f"noop on {show_key(key)}: no open version holds {value!r} (head #{head} is "
                 f"{self._value[head]!r}); a new value needs accept, contest or reject")
         self._revision += 1
-        self._support[target] += 1
+        self._support_other[target] = self._support_of(target) + 1
         self._edge(_SUPPORTED_BY, target, len(self._observations))
         self._observations.append(evidence)
         return target
@@ -496,7 +523,7 @@ class Ledger:
         ev = self._evidence[vid]
         return Version(vid, self._keys[self._kno[vid]], self._value[vid],
                        STATUSES[self._status[vid]], ev.serial, ev.line, ev.text,
-                       self._support[vid])
+                       self._support_of(vid))
 
     def status(self, vid: int) -> str:
         return STATUSES[self._status[vid]]
@@ -537,10 +564,10 @@ class Ledger:
         if head is None:
             return []
         order = [head, *reversed(self._open.get(key, ()))]
-        back = self._pred[head]
+        back = self._pred_of(head)
         while back != _NONE:
             order.append(back)
-            back = self._pred[back]
+            back = self._pred_of(back)
         status = self._status
         return [v for v in order if status[v] not in (_REVOKED, _CONTRADICTED)]
 
@@ -571,7 +598,7 @@ class Ledger:
 
     def predecessor(self, vid: int) -> int | None:
         """The version `vid` supersedes, if any."""
-        back = self._pred[vid]
+        back = self._pred_of(vid)
         return None if back == _NONE else back
 
     def keys(self) -> list[tuple[str, ...]]:
@@ -579,8 +606,9 @@ class Ledger:
         return sorted(self._keyno)
 
     def _heads_by_key(self) -> list[tuple[tuple[str, ...], int]]:
-        heads = self._heads
-        return sorted((key, heads[k]) for key, k in self._keyno.items() if heads[k] != _NONE)
+        heads, last = self._heads_other, self._last
+        found = ((key, heads.get(k, last[k])) for key, k in self._keyno.items())
+        return sorted((key, head) for key, head in found if head != _NONE)
 
     def frontier(self) -> dict[tuple[str, ...], Version]:
         """The active frontier: key -> head, for every key that is not empty, sorted by key."""
@@ -606,7 +634,7 @@ class Ledger:
     def dump(self) -> bytes:
         """The whole ledger as canonical JSON (sorted keys): equal dumps, equal ledgers."""
         return orjson.dumps({
-            "versions": [self.version(v).to_json() | {"pred": self._pred[v]}
+            "versions": [self.version(v).to_json() | {"pred": self._pred_of(v)}
                          for v in range(len(self._value))],
             "edges": self._edge_list(),
             "heads": [[list(k), v] for k, v in self._heads_by_key()],

@@ -44,7 +44,8 @@ class Lines:
     __slots__ = ("_text", "_starts", "_serials", "_big")
 
     def __init__(self, text: str) -> None:
-        starts = array("q", [0])
+        # Offsets fit 4 bytes below 4 GB of text.
+        starts = array("I" if len(text) < 2 ** 32 - 2 else "q", [0])
         find = text.find
         at = find("\n")
         while at != -1:
@@ -52,7 +53,7 @@ class Lines:
             at = find("\n", at + 1)
         starts.append(len(text) + 1)
         self._text, self._starts = text, starts
-        self._serials = array("q", bytes(8 * (len(starts) - 1)))
+        self._serials = array("i", bytes(4 * (len(starts) - 1)))
         self._big: dict[int, int] = {}       # line index -> a serial past 64 bits
 
     def __len__(self) -> int:
