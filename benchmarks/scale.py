@@ -23,9 +23,11 @@ Each size runs in a fresh process (`--measure`), with the cyclic collector pause
   of text, commit its facts) belongs here as one more stage: a function that takes the state
   and the context, added to `STAGES`;
 - plan: the questions compiled by the rule and lexicon compilers;
-- search: the questions resolved (`resolve_question`), traces made (`to_json`); the least of
-  three first passes, each on a fresh store over the same facts (a store keeps what the
-  search reads in its read cache).
+- search: the questions resolved (`resolve_question`); the least of three first passes, each
+  on a fresh store over the same facts (a store keeps what the search reads in its read
+  cache);
+- traces: the predictions' trace records made (`to_json`): every hop lists the versions it
+  passed over, so a trace grows with the versions of its keys;
 It also records the process's peak memory. The parent writes a Markdown growth table
 (scale.md) and a log-log figure (scale.png, matplotlib: the `plot` extra) of time and memory
 against facts into --out, with the least-squares slope of each line, and checks the targets:
@@ -260,18 +262,25 @@ def stage_search(state: dict) -> None:
     from resolver.search.resolve import resolve_question
     store = state["store"]
     right = 0
+    predictions = []
     for n, (q, compiled) in enumerate(zip(state["questions"], state["compiled"])):
         question = Question(f"q{n}", f"scale_{q['kind']}", n, q["question"], q["kind"],
                             "unknown", "")
         pred = resolve_question(question, store, compiled)
-        pred.to_json()
         right += pred.answer == q["gold"]
+        predictions.append(pred)
     state["right"] = right
+    state["predictions"] = predictions
+
+
+def stage_traces(state: dict) -> None:
+    for pred in state.pop("predictions"):
+        pred.to_json()
 
 
 # In order; a stage reads what the ones before it left in the state.
 STAGES = (("parse", stage_parse), ("store", stage_store), ("plan", stage_plan),
-          ("search", stage_search), ("ingest", stage_ingest))
+          ("search", stage_search), ("traces", stage_traces), ("ingest", stage_ingest))
 
 
 def measure(context: Path, questions: Path) -> dict:
@@ -292,6 +301,7 @@ def measure(context: Path, questions: Path) -> dict:
         start = time.perf_counter()
         stage_search(again)
         seconds["search"] = min(seconds["search"], time.perf_counter() - start)
+        again.pop("predictions")
         del again
     store = state["store"]
     stats = store.stats()
@@ -332,9 +342,9 @@ FACT_STAGES = ("parse", "store", "ingest")
 
 def _table(results: dict[str, list[dict]]) -> str:
     out = ["| axis | fact lines | keys | versions per key (max) | parse µs/fact | "
-           "store µs/fact | ingest µs/fact | search ms/question | resident B/fact | "
-           "peak MB | answers right |",
-           "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+           "store µs/fact | ingest µs/fact | search ms/question | traces ms/question | "
+           "resident B/fact | peak MB | answers right |",
+           "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for axis, rows in results.items():
         for r in rows:
             s, n = r["seconds"], r["facts"]
@@ -342,6 +352,7 @@ def _table(results: dict[str, list[dict]]) -> str:
                        f"{s['parse'] / n * 1e6:.1f} | {s['store'] / n * 1e6:.2f} | "
                        f"{s['ingest'] / n * 1e6:.2f} | "
                        f"{s['search'] / r['questions'] * 1e3:.2f} | "
+                       f"{s['traces'] / r['questions'] * 1e3:.2f} | "
                        f"{r['resident'] / n:.0f} | {r['peak'] / 2**20:.0f} | "
                        f"{r['right']}/{r['questions']} |")
     out.append("")

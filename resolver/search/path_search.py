@@ -101,7 +101,7 @@ class _KeyHops:
     the entity as object and are the head of their key) first, then older versions one at a
     time. A key thousands of versions deep costs only the versions a reader steps back to."""
     __slots__ = ("_store", "_entity", "_relation", "_subject", "_ids", "_made", "_latest",
-                 "_groups", "_seen", "_next")
+                 "_groups", "_seen", "_older")
 
     def __init__(self, store: FactStore, entity: str, relation: str) -> None:
         WORK["keys"] += 1
@@ -112,17 +112,19 @@ class _KeyHops:
         self._latest: tuple[Hop, ...] | None = None
         self._groups: list[tuple[Hop, ...]] = []
         self._seen: set[str] = set()
-        self._next = 1
+        self._older = None        # (rank, version id) of the versions not yet stepped back to
 
     def __len__(self) -> int:
         return len(self._ids)
 
-    def hop(self, rank: int) -> Hop:
-        """The version `rank` steps back from the head (0: the head), as a hop."""
+    def hop(self, rank: int, vid: int | None = None) -> Hop:
+        """The version `rank` steps back from the head (0: the head), as a hop; `vid`, its
+        version id, when the caller has it at hand."""
         found = self._made.get(rank)
         if found is None:
             ledger = self._store.ledger
-            vid = self._ids[rank]
+            if vid is None:
+                vid = self._ids[rank]
             ev = ledger.evidence(vid)
             found = self._made[rank] = Hop(
                 self._subject, self._relation, ledger.value(vid), ev.serial, ev.line, ev.text,
@@ -145,15 +147,14 @@ class _KeyHops:
         # head is read once.
         heads: dict[str, object] = {}
         own = norm(entity)
-        for fact in store.by_object(entity):
-            if fact.relation != relation:
-                continue
+        for fact in _symmetric_naming(store, entity).get(relation, ()):
             subject = fact.subject
             head = heads.get(subject)
             if head is None:
                 head = heads[subject] = False if norm(subject) == own else \
                     (store.head(subject, relation) or False)
-            if head and (head.serial, head.line) == (fact.serial, fact.line):
+            # Lines first: they differ for every other fact, and read at no cost.
+            if head and head.line == fact.line and head.serial == fact.serial:
                 out.append(Hop(self._subject, relation, subject, fact.serial, fact.line,
                                fact.text, 0, True, (), head.status))
         return out
@@ -175,17 +176,19 @@ class _KeyHops:
                 return None
             groups.append(latest)
             self._seen.update(h.object for h in latest if not h.reverse)
-        ids, seen = self._ids, self._seen
+        seen = self._seen
+        if self._older is None:
+            older = iter(self._ids)
+            next(older, None)           # the head: already in the latest group
+            self._older = enumerate(older, start=1)
+        value = self._store.ledger.value
         while j >= len(groups):
-            ledger = self._store.ledger
-            rank = self._next
-            while rank < len(ids) and ledger.value(ids[rank]) in seen:
-                rank += 1
-            if rank >= len(ids):
-                self._next = rank
+            for rank, vid in self._older:
+                if value(vid) not in seen:
+                    break
+            else:
                 return None
-            self._next = rank + 1
-            hop = self.hop(rank)
+            hop = self.hop(rank, vid)
             seen.add(hop.object)
             groups.append((hop,))
         return groups[j]
@@ -226,15 +229,29 @@ def _read_hops(store: FactStore, entity: str, relation: str) -> list[Hop]:
     return _KeyHops(store, entity, relation).every()
 
 
-def _reverse_relations(store: FactStore, entity: str) -> frozenset[str]:
-    """The symmetric relations of the facts that name `entity` as object (any version)."""
-    memo = store.read_cache("reverse-relations")
+def _symmetric_naming(store: FactStore, entity: str) -> dict[str, list]:
+    """symmetric relation -> the facts of it that name `entity` as object (any version), in
+    serial order: what reverse hops are made from, read once per entity."""
+    memo = store.read_cache("symmetric-naming")
     found = memo.get(entity)
     if found is None:
-        symmetric = {name for name, rel in inventory().items() if rel.symmetric}
-        found = memo[entity] = frozenset(f.relation for f in store.by_object(entity)
-                                         if f.relation in symmetric)
+        symmetric = _symmetric()
+        found = {}
+        for fact in store.by_object(entity):
+            if fact.relation in symmetric:
+                found.setdefault(fact.relation, []).append(fact)
+        memo[entity] = found
     return found
+
+
+@lru_cache(maxsize=None)
+def _symmetric() -> frozenset[str]:
+    return frozenset(name for name, rel in inventory().items() if rel.symmetric)
+
+
+def _reverse_relations(store: FactStore, entity: str) -> frozenset[str]:
+    """The symmetric relations of the facts that name `entity` as object (any version)."""
+    return frozenset(_symmetric_naming(store, entity))
 
 
 _Groups = Callable[[str, str], _KeyHops]

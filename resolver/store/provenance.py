@@ -208,6 +208,12 @@ class _Newest(Sequence):
         self._at, self._vid = at, vid
         return vid
 
+    def __iter__(self):
+        prev, vid = self._prev, self._newest
+        for _ in range(self._n):
+            yield vid
+            vid = prev[vid]
+
     def oldest_first(self) -> list[int]:
         out = []
         prev, vid = self._prev, self._newest
