@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import product
-from typing import Callable
 
 from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS, restates
 from resolver.plan.plans import Plan, step_relations
@@ -103,10 +102,10 @@ class _KeyHops:
     __slots__ = ("_store", "_entity", "_relation", "_subject", "_ids", "_made", "_latest",
                  "_groups", "_seen", "_older")
 
-    def __init__(self, store: FactStore, entity: str, relation: str) -> None:
+    def __init__(self, store: FactStore, entity: str, relation: str, ids=None) -> None:
         WORK["keys"] += 1
         self._store, self._entity, self._relation = store, entity, relation
-        self._ids = store.lineage_ids(entity, relation)
+        self._ids = store.lineage_ids(entity, relation) if ids is None else ids
         self._subject = store.spelling(entity) or entity
         self._made: dict[int, Hop] = {}
         self._latest: tuple[Hop, ...] | None = None
@@ -194,15 +193,39 @@ class _KeyHops:
         return groups[j]
 
 
-_NO_HOPS = ()
+class _NoHops:
+    """The hops of an (entity, relation) that has none: most of what a bridge step asks."""
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return 0
+
+    def latest(self) -> tuple[Hop, ...]:
+        return ()
+
+    def group(self, j: int) -> None:
+        return None
+
+    def every(self) -> list[Hop]:
+        return []
 
 
-def _key_hops(store: FactStore, entity: str, relation: str) -> _KeyHops:
+_NO_HOPS = _NoHops()
+
+
+def _make_key_hops(store: FactStore, entity: str, relation: str) -> _KeyHops | _NoHops:
+    ids = store.lineage_ids(entity, relation)
+    if not ids and relation not in _symmetric():
+        return _NO_HOPS
+    return _KeyHops(store, entity, relation, ids)
+
+
+def _key_hops(store: FactStore, entity: str, relation: str) -> _KeyHops | _NoHops:
     memo = store.read_cache("key-hops")
     key = (entity, relation)
     found = memo.get(key)
     if found is None:
-        found = memo[key] = _KeyHops(store, entity, relation)
+        found = memo[key] = _make_key_hops(store, entity, relation)
     return found
 
 
@@ -254,25 +277,29 @@ def _reverse_relations(store: FactStore, entity: str) -> frozenset[str]:
     return frozenset(_symmetric_naming(store, entity))
 
 
-_Groups = Callable[[str, str], _KeyHops]
-
-
-def _ranked_hops(store: FactStore) -> _Groups:
-    """(entity, relation) -> its `_KeyHops`, kept in the store's read cache; the lookup holds
+class _HopTable:
+    """(entity, relation) -> its `_KeyHops`, kept in the store's read cache; the table holds
     the cache of the moment it is made, so it serves one plan's execution (the search never
     writes to the store)."""
-    memo = store.read_cache("key-hops")
+    __slots__ = ("store", "memo")
 
-    def ranked(entity: str, relation: str) -> _KeyHops:
+    def __init__(self, store: FactStore) -> None:
+        self.store = store
+        self.memo: dict[tuple[str, str], _KeyHops | _NoHops] = store.read_cache("key-hops")
+
+    def __call__(self, entity: str, relation: str) -> _KeyHops | _NoHops:
         key = (entity, relation)
-        found = memo.get(key)
+        found = self.memo.get(key)
         if found is None:
-            found = memo[key] = _KeyHops(store, entity, relation)
+            found = self.memo[key] = _make_key_hops(self.store, entity, relation)
         return found
-    return ranked
 
 
-def _follow(ranked: _Groups, base: str, steps: list[frozenset[str]]) -> list[_Path]:
+def _ranked_hops(store: FactStore) -> _HopTable:
+    return _HopTable(store)
+
+
+def _follow(ranked: _HopTable, base: str, steps: list[frozenset[str]]) -> list[_Path]:
     """Every path that takes one relation from each step in order (`ranked` reads the hops of
     one store). At each hop the latest version is tried first; an older version only when no
     path through a later one completes.
@@ -285,30 +312,35 @@ def _follow(ranked: _Groups, base: str, steps: list[frozenset[str]]) -> list[_Pa
     last = len(ordered) - 1
     memo: dict[tuple[str, int], tuple[tuple[Hop, ...], ...]] = {}
     work = WORK
+    table = ranked.memo
 
     def completions(entity: str, i: int) -> tuple[tuple[Hop, ...], ...]:
-        key = (entity, i)
-        found = memo.get(key)
-        if found is not None:
-            return found
         out: list[tuple[Hop, ...]] = []
+        after = i + 1
         for relation in ordered[i]:
-            hops = ranked(entity, relation)
+            hops = table.get((entity, relation))
+            if hops is None:
+                hops = ranked(entity, relation)
+            group = hops.latest()
             j = 0
-            group = hops.group(0)
-            while group is not None:
+            while group:
                 work["expansions"] += len(group)
                 if i == last:
                     got = [(hop,) for hop in group]
                 else:
-                    got = [(hop,) + rest for hop in group
-                           for rest in completions(hop.object, i + 1)]
+                    got = []
+                    for hop in group:
+                        rests = memo.get((hop.object, after))
+                        if rests is None:
+                            rests = completions(hop.object, after)
+                        for rest in rests:
+                            got.append((hop,) + rest)
                 if got:
                     out.extend(got)
                     break          # older versions only when the later ones lead nowhere
                 j += 1
                 group = hops.group(j)
-        found = memo[key] = tuple(out)
+        found = memo[(entity, i)] = tuple(out)
         return found
 
     results = [_Path(base, hops) for hops in completions(base, 0)] if ordered else \
