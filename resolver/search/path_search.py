@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import product
 
 from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS, restates
 from resolver.plan.plans import Plan, step_relations
@@ -373,15 +372,36 @@ def _assign(relations: tuple[str, ...], spans: tuple[CueSpan, ...],
         mine = [s for s in spans if s.relation == rel and s not in restating]
         mine.sort(key=lambda s: (-s.weight, s.start))
         options.append(mine[:4] + [None])
-    best: tuple[float, list] = (float("-inf"), [])
-    for combo in product(*options):
-        chosen = [s for s in combo if s is not None]
-        if any(a.overlaps(b) for i, a in enumerate(chosen) for b in chosen[i + 1:]):
-            continue
-        total = sum(s.weight for s in chosen)
-        if total > best[0]:
-            best = (total, list(combo))
-    return best
+    # The combinations in the order `itertools.product` gives them, the first best kept;
+    # a span that overlaps one chosen before it ends every combination of that prefix, so
+    # the walk leaves them out without building them. Weights are added in the same order
+    # as a sum over the combination, so totals are the same floats.
+    best: list = [float("-inf"), []]
+    last = len(options) - 1
+    combo: list[CueSpan | None] = [None] * len(options)
+
+    def walk(i: int, chosen: list[CueSpan], total) -> None:
+        for span in options[i]:
+            if span is None:
+                combo[i] = None
+                step, more = chosen, total
+            else:
+                if any(span.overlaps(c) for c in chosen):
+                    continue
+                combo[i] = span
+                step, more = chosen + [span], total + span.weight
+            if i == last:
+                if more > best[0]:
+                    best[0], best[1] = more, list(combo)
+            else:
+                walk(i + 1, step, more)
+
+    if options:
+        walk(0, [], 0)
+    else:
+        best = [0, []]
+    del walk           # the cycle a recursive nested function makes (see `_follow`)
+    return best[0], best[1]
 
 
 def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int,

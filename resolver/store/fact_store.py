@@ -155,6 +155,7 @@ class FactStore:
         self._ledger: Ledger | None = None
         self._token_index: dict[tuple[str, ...], set[str]] | None = None
         self._max_tokens = 0
+        self._name_reads: dict = {}
         # Reads derived from the facts and the ledger (see `read_cache`), and the state they
         # were made in.
         self._reads: dict[str, dict] = {}
@@ -193,6 +194,7 @@ class FactStore:
                 self._ledger.accept_many(_writes(out[first:], self._ix.normed))
             if len(out) > first:
                 self._token_index = None
+                self._name_reads = {}
 
     @property
     def _ix(self) -> _Index:
@@ -253,6 +255,12 @@ class FactStore:
         if found is None:
             found = self._reads[name] = {}
         return found
+
+    def name_cache(self) -> dict:
+        """A dict in which the stages above keep what they read from the store's names only
+        (the reading of a question: the entities it names), emptied when a fact is added.
+        Ledger operations leave it: they change no name."""
+        return self._name_reads
 
     def history(self, entity: str, relation: str | None = None
                 ) -> dict[str, tuple[Version, ...]]:
