@@ -298,6 +298,12 @@ def _ranked_hops(store: FactStore) -> _HopTable:
     return _HopTable(store)
 
 
+@lru_cache(maxsize=4096)
+def _in_order(step: frozenset[str]) -> tuple[str, ...]:
+    """A step's relations by name (steps recur: the bridge step is every relation)."""
+    return tuple(sorted(step))
+
+
 def _follow(ranked: _HopTable, base: str, steps: list[frozenset[str]]) -> list[_Path]:
     """Every path that takes one relation from each step in order (`ranked` reads the hops of
     one store). At each hop the latest version is tried first; an older version only when no
@@ -307,7 +313,7 @@ def _follow(ranked: _HopTable, base: str, steps: list[frozenset[str]]) -> list[_
     the hops before it: each (entity, step) is walked once and its completions reused, so
     the work grows with the entities reached, not with the combinations of versions along a
     path. The paths and their order are those of the plain depth-first walk."""
-    ordered = [sorted(step) for step in steps]
+    ordered = [_in_order(step) for step in steps]
     last = len(ordered) - 1
     memo: dict[tuple[str, int], tuple[tuple[Hop, ...], ...]] = {}
     work = WORK

@@ -8,6 +8,7 @@ version a status."""
 from __future__ import annotations
 
 import difflib
+from functools import lru_cache
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from resolver.text.relations import inventory
 _WORD = re.compile(r"\w+")
 
 
+@lru_cache(maxsize=1 << 16)      # the search normalises the same few names again and again
 def norm(name: str) -> str:
     """Lookup key of a name: case-folded, whitespace collapsed."""
     return " ".join(name.split()).casefold()
