@@ -11,8 +11,8 @@ when none fits); ties go to the more literal plan, then to the later versions, t
 answer's spelling. No model and no gold here."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS, restates
 from resolver.plan.plans import Plan, step_relations
@@ -60,10 +60,11 @@ def weights() -> dict[str, object]:
 class _Path:
     base: str
     hops: tuple[Hop, ...]
+    # The hops' relations, made once: every path is scored by them.
+    relations: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
-    @cached_property
-    def relations(self) -> tuple[str, ...]:
-        return tuple(h.relation for h in self.hops)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "relations", tuple(h.relation for h in self.hops))
 
 
 # ---- graph steps -------------------------------------------------------------------------
@@ -603,7 +604,7 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
     agreeing: dict[tuple[str, tuple[str, ...]], list[tuple[str, float]]] = {}
 
     def best_for(paths: list[_Path], own: tuple[str, Plan] | None) -> Candidate | None:
-        best = None
+        best = best_key = None
         for path in paths:
             rank = rank_of.get(norm(path.base), len(reading.bases))
             total, terms = score_path(path, reading, own[1] if own else None, rank, memo)
@@ -621,8 +622,9 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
                                            reading.answer_type, "search", "enumeration")
             cand = Candidate(plan, own[0] if own else "search", path.hops, path.hops[-1].object,
                              total, terms, True)
-            if best is None or _order_key(cand) < _order_key(best):
-                best = cand
+            key = _order_key(cand)
+            if best is None or key < best_key:
+                best, best_key = cand, key
         return best
 
     owners: list[tuple[str, Plan] | None] = []
