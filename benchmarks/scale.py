@@ -12,8 +12,11 @@ The base world is the same at every size of both axes, and so are the questions 
 single-hop and 100 multi-hop, asked about the base world's entities, their gold the generator's
 latest values, checked only for sanity).
 
-Each size runs in a fresh process (`--measure`), with the cyclic collector paused as the
-`factres` commands pause it, and times these stages, one small function each (`STAGES`):
+Each size runs in fresh processes (`--measure`; `--rounds` of them, 2 by default, the least
+figure of each stage kept), with the cyclic collector paused as the `factres` commands pause
+it, and times these stages in CPU seconds of the process (on this shared 2-core machine the
+wall clock of the same work varies threefold from run to run; a process's own CPU time far
+less), one small function each (`STAGES`):
 - parse: the context text -> facts (the Lark grammar, no parse cache);
 - store: `FactStore` over the facts, lookup tables and provenance ledger built; the process's
   resident memory is read right after it (memory per fact: store and ledger built);
@@ -289,18 +292,18 @@ def measure(context: Path, questions: Path) -> dict:
     seconds = {}
     gc.disable()                  # as the factres commands run (resolver.cli.options)
     for name, stage in STAGES:
-        start = time.perf_counter()
+        start = time.process_time()
         stage(state)
-        seconds[name] = time.perf_counter() - start
+        seconds[name] = time.process_time() - start
     # The search again, each time on a fresh store over the same facts (its read cache empty,
     # as in a run): the least disturbed of a few first passes, on a shared, noisy machine.
     for _ in range(SEARCH_ROUNDS - 1):
         again = {"facts": state["facts"], "questions": state["questions"],
                  "compiled": state["compiled"]}
         stage_store(again)
-        start = time.perf_counter()
+        start = time.process_time()
         stage_search(again)
-        seconds["search"] = min(seconds["search"], time.perf_counter() - start)
+        seconds["search"] = min(seconds["search"], time.process_time() - start)
         again.pop("predictions")
         del again
     store = state["store"]
@@ -321,7 +324,7 @@ def _slope(xs, ys) -> float:
         sum((a - mx) ** 2 for a in lx)
 
 
-def _run_size(world: World, revisions: int, folder: Path, label: str) -> dict:
+def _run_size(world: World, revisions: int, folder: Path, label: str, rounds: int) -> dict:
     lines, latest = world.lines(revisions)
     context = folder / f"{label}.txt"
     context.write_text("\n".join(lines) + "\n", "utf-8")
@@ -329,12 +332,21 @@ def _run_size(world: World, revisions: int, folder: Path, label: str) -> dict:
     base = World(world.seed, BASE_ENTITIES)
     # The questions' gold: the latest values of this size (its keys are the base world's).
     questions.write_text(json.dumps(base.questions(latest)), "utf-8")
-    done = subprocess.run([sys.executable, __file__, "--measure", str(context), str(questions)],
-                          capture_output=True, text=True, cwd=ROOT)
-    if done.returncode:
-        raise SystemExit(f"{label} failed:\n{done.stderr}")
+    runs = []
+    for _ in range(rounds):
+        done = subprocess.run([sys.executable, __file__, "--measure", str(context),
+                               str(questions)], capture_output=True, text=True, cwd=ROOT)
+        if done.returncode:
+            raise SystemExit(f"{label} failed:\n{done.stderr}")
+        runs.append(json.loads(done.stdout))
     context.unlink()
-    return json.loads(done.stdout)
+    # The least disturbed figure of each stage, and of the memory, over the processes.
+    out = runs[0]
+    for name in out["seconds"]:
+        out["seconds"][name] = min(r["seconds"][name] for r in runs)
+    for name in ("resident", "peak"):
+        out[name] = min(r[name] for r in runs)
+    return out
 
 
 FACT_STAGES = ("parse", "store", "ingest")
@@ -402,6 +414,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--steps", type=int, default=4, help="sizes per axis: 1, 4, 16, ... times")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "figures")
+    ap.add_argument("--rounds", type=int, default=2, help="fresh processes per size (min taken)")
     ap.add_argument("--measure", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.measure:
@@ -414,9 +427,10 @@ def main(argv=None) -> int:
         base = World(args.seed, BASE_ENTITIES)
         for factor in factors:
             results["keys"].append(_run_size(World(args.seed, BASE_ENTITIES * factor), 1,
-                                             scratch, f"keys-{factor}"))
+                                             scratch, f"keys-{factor}", args.rounds))
             print(f"keys x{factor}: {results['keys'][-1]}", file=sys.stderr)
-            results["depth"].append(_run_size(base, factor, scratch, f"depth-{factor}"))
+            results["depth"].append(_run_size(base, factor, scratch, f"depth-{factor}",
+                                              args.rounds))
             print(f"depth x{factor}: {results['depth'][-1]}", file=sys.stderr)
     table = _table(results)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import count
 
 from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS, restates
 from resolver.plan.plans import Plan, step_relations
@@ -177,13 +178,14 @@ class _KeyHops:
             self._seen.update(h.object for h in latest if not h.reverse)
         seen = self._seen
         if self._older is None:
-            older = iter(self._ids)
+            ids = self._ids
+            older, values = iter(ids), self._store.ledger.values(ids)
             next(older, None)           # the head: already in the latest group
-            self._older = enumerate(older, start=1)
-        value = self._store.ledger.value
+            next(values, None)
+            self._older = zip(count(1), older, values)
         while j >= len(groups):
-            for rank, vid in self._older:
-                if value(vid) not in seen:
+            for rank, vid, value in self._older:
+                if value not in seen:
                     break
             else:
                 return None
@@ -258,11 +260,9 @@ def _symmetric_naming(store: FactStore, entity: str) -> dict[str, list]:
     memo = store.read_cache("symmetric-naming")
     found = memo.get(entity)
     if found is None:
-        symmetric = _symmetric()
         found = {}
-        for fact in store.by_object(entity):
-            if fact.relation in symmetric:
-                found.setdefault(fact.relation, []).append(fact)
+        for fact in store.symmetric_by_object(entity):
+            found.setdefault(fact.relation, []).append(fact)
         memo[entity] = found
     return found
 

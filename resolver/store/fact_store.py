@@ -57,6 +57,10 @@ class _Index:
     def __init__(self) -> None:
         self.by_subject: dict[str, dict[str, Fact | list[Fact]]] = {}
         self.by_object: dict[str, Fact | list[Fact]] = {}
+        # The same for the facts of symmetric relations only: what reverse hops follow,
+        # found without reading every other fact that names the object.
+        self.symmetric_by_object: dict[str, Fact | list[Fact]] = {}
+        self._symmetric = frozenset(n for n, r in inventory().items() if r.symmetric)
         self.spelling: dict[str, str] = {}
         # Names recur (18K facts of the 262K context name ~11K entities): normalise each
         # spelling once (the ledger's build reuses this too).
@@ -65,6 +69,7 @@ class _Index:
     def add(self, facts: Iterable[Fact]) -> None:
         by_subject, by_object = self.by_subject, self.by_object
         spelling, normed = self.spelling, self.normed
+        symmetric, symmetric_by_object = self._symmetric, self.symmetric_by_object
         for fact in facts:
             subject, obj = fact.subject, fact.object
             s = normed.get(subject)
@@ -92,6 +97,14 @@ class _Index:
                 found.append(fact)
             else:
                 by_object[o] = [found, fact]
+            if fact.relation in symmetric:
+                found = symmetric_by_object.get(o)
+                if found is None:
+                    symmetric_by_object[o] = fact
+                elif found.__class__ is list:
+                    found.append(fact)
+                else:
+                    symmetric_by_object[o] = [found, fact]
             if s not in spelling:
                 spelling[s] = subject
             if o not in spelling:
@@ -334,6 +347,11 @@ class FactStore:
         versions)."""
         found = self._ix.by_subject.get(norm(subject))
         return tuple(sorted(found)) if found else ()
+
+    def symmetric_by_object(self, obj: str) -> tuple[Fact, ...]:
+        """`by_object` restricted to the relations that hold both ways (relations.py's
+        `symmetric`): what a reverse hop follows."""
+        return tuple(_facts(self._ix.symmetric_by_object.get(norm(obj), ())))
 
     def by_object(self, obj: str) -> tuple[Fact, ...]:
         """Every fact, any version, whose object is `obj` (reverse lookup), in serial order."""

@@ -69,7 +69,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from array import array
 from collections.abc import Sequence
-from typing import Iterable, NamedTuple, Protocol
+from typing import Iterable, Iterator, NamedTuple, Protocol
 
 import orjson
 
@@ -592,6 +592,12 @@ class Ledger:
     def value(self, vid: int) -> str | None:
         """The value of version `vid` (None for a tombstone)."""
         return self._value[vid]
+
+    def values(self, vids: Iterable[int]) -> Iterator[str | None]:
+        """The value of each version, in the order given (a reader stepping back along a
+        lineage reads many)."""
+        values = self._value
+        return (values[vid] for vid in vids)
 
     def evidence(self, vid: int) -> EvidenceLike:
         """The evidence version `vid` was written with, as it was given (a `Fact` for the
