@@ -56,6 +56,23 @@ def test_relations_of_and_reverse_lookup(store):
     assert [f.subject for f in store.by_object("France")] == ["Paris", "Anne  Hidalgo"]
 
 
+def test_reverse_lookups_see_facts_added_before_and_after_the_first(store):
+    # by_object's table is made on its first call, the symmetric one with the others: both
+    # must hold every fact, whenever it came.
+    more = parse_context("Here is a list of facts:\n8. Lyon is married to Anne Hidalgo.\n"
+                         "9. The capital of Italy is Paris.\n").facts
+    fresh = FactStore(parse_context(TEXT).facts)
+    fresh.extend(more[:1])
+    assert [f.serial for f in fresh.by_object("anne hidalgo")] == [7, 8]
+    fresh.extend(more[1:])
+    assert [f.serial for f in fresh.by_object("Paris")] == [1, 9]
+    assert [f.serial for f in fresh.symmetric_by_object("Anne Hidalgo")] == [7, 8]
+    assert fresh.symmetric_by_object("Paris") == ()
+    assert [f.serial for f in store.by_object("paris")] == [1]
+    store.extend(more)
+    assert [f.serial for f in store.by_object("paris")] == [1, 9]
+
+
 def test_subjects_and_entities(store):
     assert store.is_subject("the eiffel tower") and not store.is_subject("Europe")
     assert store.keys()[0] == ("Anne  Hidalgo", "citizenship")

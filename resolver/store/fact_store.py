@@ -56,9 +56,11 @@ class _Index:
 
     def __init__(self) -> None:
         self.by_subject: dict[str, dict[str, Fact | list[Fact]]] = {}
-        self.by_object: dict[str, Fact | list[Fact]] = {}
-        # The same for the facts of symmetric relations only: what reverse hops follow,
-        # found without reading every other fact that names the object.
+        # Every fact by its object: made on the first `by_object` (the analyses ask it; the
+        # search does not), then kept up to date like the rest.
+        self.by_object: dict[str, Fact | list[Fact]] | None = None
+        # The same for the facts of symmetric relations only, always kept: what reverse hops
+        # follow, found without reading every other fact that names the object.
         self.symmetric_by_object: dict[str, Fact | list[Fact]] = {}
         self._symmetric = frozenset(n for n, r in inventory().items() if r.symmetric)
         self.spelling: dict[str, str] = {}
@@ -90,13 +92,14 @@ class _Index:
                 versions.append(fact)
             else:
                 relations[fact.relation] = [versions, fact]
-            found = by_object.get(o)
-            if found is None:
-                by_object[o] = fact
-            elif found.__class__ is list:
-                found.append(fact)
-            else:
-                by_object[o] = [found, fact]
+            if by_object is not None:
+                found = by_object.get(o)
+                if found is None:
+                    by_object[o] = fact
+                elif found.__class__ is list:
+                    found.append(fact)
+                else:
+                    by_object[o] = [found, fact]
             if fact.relation in symmetric:
                 found = symmetric_by_object.get(o)
                 if found is None:
@@ -117,8 +120,26 @@ class _Index:
             return ()
         return _facts(relations.get(relation, ()))
 
-    def naming(self, o: str) -> list[Fact] | tuple[Fact, ...]:
-        """The facts whose object is `o` (normalised), in serial order."""
+    def naming(self, o: str, facts: Iterable[Fact]) -> list[Fact] | tuple[Fact, ...]:
+        """The facts whose object is `o` (normalised), in serial order; `facts`, every fact
+        of the store, makes the table the first time."""
+        if self.by_object is None:
+            by_object: dict[str, Fact | list[Fact]] = {}
+            normed = self.normed
+            for fact in facts:
+                obj = fact.object
+                o_ = normed.get(obj)
+                if o_ is None:
+                    o_ = normed[obj] = norm(obj)
+                found = by_object.get(o_)
+                if found is None:
+                    by_object[o_] = fact
+                elif found.__class__ is list:
+                    found.append(fact)
+                else:
+                    by_object[o_] = [found, fact]
+            # Assigned only once complete, so a concurrent reader never sees half a table.
+            self.by_object = by_object
         return _facts(self.by_object.get(o, ()))
 
 
@@ -355,7 +376,7 @@ class FactStore:
 
     def by_object(self, obj: str) -> tuple[Fact, ...]:
         """Every fact, any version, whose object is `obj` (reverse lookup), in serial order."""
-        return tuple(self._ix.naming(norm(obj)))
+        return tuple(self._ix.naming(norm(obj), self._facts))
 
     def is_subject(self, name: str) -> bool:
         return norm(name) in self._ix.by_subject
