@@ -398,7 +398,7 @@ def _figure(results: dict[str, list[dict]], path: Path) -> None:
         ys = [r["peak"] / 2**20 for r in rows]
         right.loglog(xs, ys, styles[axis], color="C5", marker="s", markersize=3,
                      label=f"peak, {axis} (slope {_slope(xs, ys):.2f})")
-    left.set(xlabel="fact lines", ylabel="seconds", title="time per stage (200 questions)")
+    left.set(xlabel="fact lines", ylabel="CPU seconds", title="time per stage (200 questions)")
     right.set(xlabel="fact lines", ylabel="MB", title="memory")
     for ax in (left, right):
         ax.grid(True, which="both", linewidth=0.3)

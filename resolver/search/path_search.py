@@ -500,7 +500,7 @@ def _plan_paths(store: FactStore, plan: Plan) -> list[_Path]:
     found = _follow(ranked, base, steps)
     if found:
         return found
-    mates = [frozenset().union(*(_family_of(r) for r in s)) for s in steps]
+    mates = [_mates(s) for s in steps]
     found = _follow(ranked, base, mates)
     if found:
         return found
@@ -509,11 +509,23 @@ def _plan_paths(store: FactStore, plan: Plan) -> list[_Path]:
             found += _follow(ranked, base, steps[:skip] + steps[skip + 1:])
     if found:
         return found
-    every = frozenset(inventory())
+    every = _every_relation()
     for at in range(len(steps) + 1):
         if len(steps) < MAX_HOPS:
             found += _follow(ranked, base, steps[:at] + [every] + steps[at:])
     return found
+
+
+@lru_cache(maxsize=None)
+def _mates(step: frozenset[str]) -> frozenset[str]:
+    """A step's relations and their family mates."""
+    return frozenset().union(*(_family_of(r) for r in step))
+
+
+@lru_cache(maxsize=None)
+def _every_relation() -> frozenset[str]:
+    """The bridge step: any relation."""
+    return frozenset(inventory())
 
 
 @lru_cache(maxsize=None)

@@ -346,7 +346,40 @@ class Ledger:
     def accept(self, key: tuple[str, ...], value: str, evidence: EvidenceLike) -> int:
         """The new value becomes the head; the old head becomes superseded."""
         _check_write(key, value, evidence)
-        return self._replace(key, value, evidence, _SUPERSEDED)
+        if key in self._open:
+            return self._replace(key, value, evidence, _SUPERSEDED)
+        # What `_replace` does, for the common case (no open alternative), in one place.
+        self._revision += 1
+        vid = len(self._value)
+        k = self._keyno.get(key)
+        if k is None:
+            self._keyno[key] = len(self._keys)
+            self._keys.append(key)
+            self._last.append(vid)
+            self._count.append(1)
+            self._prev.append(_NONE)
+            k = len(self._keys) - 1
+        else:
+            previous = self._last[k]
+            heads = self._heads_other
+            head = heads.pop(k, previous) if heads else previous
+            if head == _NONE:
+                self._pred_other[vid] = _NONE
+            else:
+                self._status[head] = _SUPERSEDED
+                self._edge_kind.append(_SUPERSEDES)
+                self._edge_src.append(vid)
+                self._edge_dst.append(head)
+                if head != previous:
+                    self._pred_other[vid] = head
+            self._prev.append(previous)
+            self._last[k] = vid
+            self._count[k] += 1
+        self._kno.append(k)
+        self._value.append(value)
+        self._evidence.append(evidence)
+        self._status.append(_ACTIVE)
+        return vid
 
     def reject(self, key: tuple[str, ...], value: str, evidence: EvidenceLike) -> int:
         """The new value becomes the head; the old head becomes contradicted."""
