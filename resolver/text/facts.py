@@ -106,7 +106,10 @@ class Fact:
         # `object` is a field name (the parameter shadows the builtin): slots are set
         # through `_set`, the builtin's __setattr__ taken at import.
         if text.__class__ is Lines:
-            text._put_serial(line - 1, serial)
+            try:
+                text._serials[line - 1] = serial
+            except OverflowError:
+                text._put_serial(line - 1, serial)
             _set(self, "_source", text)
         else:
             _set(self, "_source", (serial, text))
