@@ -305,7 +305,8 @@ def _in_order(step: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted(step))
 
 
-def _follow(ranked: _HopTable, base: str, steps: list[frozenset[str]]) -> list[_Path]:
+def _follow(ranked: _HopTable, base: str, steps: list[frozenset[str]],
+            shared: dict | None = None) -> list[_Path]:
     """Every path that takes one relation from each step in order (`ranked` reads the hops of
     one store). At each hop the latest version is tried first; an older version only when no
     path through a later one completes.
@@ -313,10 +314,13 @@ def _follow(ranked: _HopTable, base: str, steps: list[frozenset[str]]) -> list[_
     What completes from an entity depends only on the entity and the steps left, never on
     the hops before it: each (entity, step) is walked once and its completions reused, so
     the work grows with the entities reached, not with the combinations of versions along a
-    path. The paths and their order are those of the plain depth-first walk."""
+    path. The paths and their order are those of the plain depth-first walk. `shared` keeps
+    the completions by (entity, steps left) across the walks of one question: the relaxed
+    executions of a plan, and the plans of a question, end in the same steps."""
     ordered = [_in_order(step) for step in steps]
     last = len(ordered) - 1
-    memo: dict[tuple[str, int], tuple[tuple[Hop, ...], ...]] = {}
+    left = [tuple(steps[i:]) for i in range(len(steps))]
+    memo: dict = {} if shared is None else shared
     work = WORK
     table = ranked.memo
 
@@ -335,8 +339,9 @@ def _follow(ranked: _HopTable, base: str, steps: list[frozenset[str]]) -> list[_
                     got = [(hop,) for hop in group]
                 else:
                     got = []
+                    rest_steps = left[after]
                     for hop in group:
-                        rests = memo.get((hop.object, after))
+                        rests = memo.get((hop.object, rest_steps))
                         if rests is None:
                             rests = completions(hop.object, after)
                         for rest in rests:
@@ -346,11 +351,16 @@ def _follow(ranked: _HopTable, base: str, steps: list[frozenset[str]]) -> list[_
                     break          # older versions only when the later ones lead nowhere
                 j += 1
                 group = hops.group(j)
-        found = memo[(entity, i)] = tuple(out)
+        found = memo[(entity, left[i])] = tuple(out)
         return found
 
-    results = [_Path(base, hops) for hops in completions(base, 0)] if ordered else \
-        [_Path(base, ())]
+    if ordered:
+        start = memo.get((base, left[0]))
+        if start is None:
+            start = completions(base, 0)
+        results = [_Path(base, hops) for hops in start]
+    else:
+        results = [_Path(base, ())]
     # A nested function that calls itself is a reference cycle: unlinked here, it is freed at
     # once instead of waiting (with what it holds) for the cyclic collector.
     del completions
@@ -489,7 +499,7 @@ def _plan_terms(plan: Plan, path: _Path) -> list[tuple[str, float]]:
 
 
 # ---- plan execution and enumeration ------------------------------------------------------
-def _plan_paths(store: FactStore, plan: Plan) -> list[_Path]:
+def _plan_paths(store: FactStore, plan: Plan, shared: dict | None = None) -> list[_Path]:
     """A plan executed with relaxations: as planned (family steps allowed), else with family
     mates, else with one planned step skipped, else with one bridge hop inserted."""
     base = store.spelling(plan.entity)
@@ -497,22 +507,22 @@ def _plan_paths(store: FactStore, plan: Plan) -> list[_Path]:
         return []
     steps = [step_relations(s) for s in plan.chain]
     ranked = _ranked_hops(store)
-    found = _follow(ranked, base, steps)
+    found = _follow(ranked, base, steps, shared)
     if found:
         return found
     mates = [_mates(s) for s in steps]
-    found = _follow(ranked, base, mates)
+    found = _follow(ranked, base, mates, shared)
     if found:
         return found
     for skip in range(len(steps)):
         if len(steps) > 1:
-            found += _follow(ranked, base, steps[:skip] + steps[skip + 1:])
+            found += _follow(ranked, base, steps[:skip] + steps[skip + 1:], shared)
     if found:
         return found
     every = _every_relation()
     for at in range(len(steps) + 1):
         if len(steps) < MAX_HOPS:
-            found += _follow(ranked, base, steps[:at] + [every] + steps[at:])
+            found += _follow(ranked, base, steps[:at] + [every] + steps[at:], shared)
     return found
 
 
@@ -611,8 +621,10 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
     reading = read(text, store)
     rank_of = {norm(b): i for i, b in enumerate(reading.bases)}
     candidates: list[Candidate] = []
-    # What depends on a path's relations (and base) only, kept for this question.
+    # What depends on a path's relations (and base) only, kept for this question, and what
+    # completes from an entity through given steps.
     memo: dict = {}
+    walked: dict = {}
     agreeing: dict[tuple[str, tuple[str, ...]], list[tuple[str, float]]] = {}
 
     def best_for(paths: list[_Path], own: tuple[str, Plan] | None) -> Candidate | None:
@@ -641,7 +653,7 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
 
     owners: list[tuple[str, Plan] | None] = []
     for set_id, plan in plans:
-        cand = best_for(_plan_paths(store, plan), (set_id, plan))
+        cand = best_for(_plan_paths(store, plan, walked), (set_id, plan))
         if cand is not None:
             candidates.append(cand)
             owners.append((set_id, plan))
