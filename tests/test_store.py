@@ -66,8 +66,10 @@ def test_reverse_lookups_see_facts_added_before_and_after_the_first(store):
     assert [f.serial for f in fresh.by_object("anne hidalgo")] == [7, 8]
     fresh.extend(more[1:])
     assert [f.serial for f in fresh.by_object("Paris")] == [1, 9]
-    assert [f.serial for f in fresh.symmetric_by_object("Anne Hidalgo")] == [7, 8]
-    assert fresh.symmetric_by_object("Paris") == ()
+    assert [f.serial for f in fresh.symmetric_by_object("Anne Hidalgo", "married_to")] == \
+        [7, 8]
+    assert fresh.symmetric_by_object("Paris", "married_to") == ()
+    assert fresh.symmetric_by_object("Paris", "capital") == ()
     assert [f.serial for f in store.by_object("paris")] == [1]
     store.extend(more)
     assert [f.serial for f in store.by_object("paris")] == [1, 9]

@@ -147,7 +147,7 @@ class _KeyHops:
         # head is read once.
         heads: dict[str, object] = {}
         own = norm(entity)
-        for fact in _symmetric_naming(store, entity).get(relation, ()):
+        for fact in _symmetric_naming(store, entity, relation):
             subject = fact.subject
             head = heads.get(subject)
             if head is None:
@@ -254,17 +254,10 @@ def _read_hops(store: FactStore, entity: str, relation: str) -> list[Hop]:
     return _KeyHops(store, entity, relation).every()
 
 
-def _symmetric_naming(store: FactStore, entity: str) -> dict[str, list]:
-    """symmetric relation -> the facts of it that name `entity` as object (any version), in
-    serial order: what reverse hops are made from, read once per entity."""
-    memo = store.read_cache("symmetric-naming")
-    found = memo.get(entity)
-    if found is None:
-        found = {}
-        for fact in store.symmetric_by_object(entity):
-            found.setdefault(fact.relation, []).append(fact)
-        memo[entity] = found
-    return found
+def _symmetric_naming(store: FactStore, entity: str, relation: str) -> tuple:
+    """The facts of a symmetric relation that name `entity` as object (any version), in serial
+    order: what reverse hops are made from."""
+    return store.symmetric_by_object(entity, relation)
 
 
 @lru_cache(maxsize=None)
@@ -274,7 +267,12 @@ def _symmetric() -> frozenset[str]:
 
 def _reverse_relations(store: FactStore, entity: str) -> frozenset[str]:
     """The symmetric relations of the facts that name `entity` as object (any version)."""
-    return frozenset(_symmetric_naming(store, entity))
+    memo = store.read_cache("reverse-relations")
+    found = memo.get(entity)
+    if found is None:
+        found = memo[entity] = frozenset(r for r in _symmetric()
+                                         if store.symmetric_by_object(entity, r))
+    return found
 
 
 class _HopTable:

@@ -59,9 +59,10 @@ class _Index:
         # Every fact by its object: made on the first `by_object` (the analyses ask it; the
         # search does not), then kept up to date like the rest.
         self.by_object: dict[str, Fact | list[Fact]] | None = None
-        # The same for the facts of symmetric relations only, always kept: what reverse hops
-        # follow, found without reading every other fact that names the object.
-        self.symmetric_by_object: dict[str, Fact | list[Fact]] = {}
+        # (object, relation) -> the facts of a symmetric relation naming the object, always
+        # kept: what reverse hops follow, found without reading every other fact that names
+        # the object.
+        self.symmetric_by_object: dict[tuple[str, str], Fact | list[Fact]] = {}
         self._symmetric = frozenset(n for n, r in inventory().items() if r.symmetric)
         self.spelling: dict[str, str] = {}
         # Names recur (18K facts of the 262K context name ~11K entities): normalise each
@@ -101,13 +102,14 @@ class _Index:
                 else:
                     by_object[o] = [found, fact]
             if fact.relation in symmetric:
-                found = symmetric_by_object.get(o)
+                pair = (o, fact.relation)
+                found = symmetric_by_object.get(pair)
                 if found is None:
-                    symmetric_by_object[o] = fact
+                    symmetric_by_object[pair] = fact
                 elif found.__class__ is list:
                     found.append(fact)
                 else:
-                    symmetric_by_object[o] = [found, fact]
+                    symmetric_by_object[pair] = [found, fact]
             if s not in spelling:
                 spelling[s] = subject
             if o not in spelling:
@@ -369,10 +371,10 @@ class FactStore:
         found = self._ix.by_subject.get(norm(subject))
         return tuple(sorted(found)) if found else ()
 
-    def symmetric_by_object(self, obj: str) -> tuple[Fact, ...]:
-        """`by_object` restricted to the relations that hold both ways (relations.py's
-        `symmetric`): what a reverse hop follows."""
-        return tuple(_facts(self._ix.symmetric_by_object.get(norm(obj), ())))
+    def symmetric_by_object(self, obj: str, relation: str) -> tuple[Fact, ...]:
+        """The facts of `by_object` of one relation that holds both ways (relations.py's
+        `symmetric`; empty for any other): what a reverse hop follows, in serial order."""
+        return tuple(_facts(self._ix.symmetric_by_object.get((norm(obj), relation), ())))
 
     def by_object(self, obj: str) -> tuple[Fact, ...]:
         """Every fact, any version, whose object is `obj` (reverse lookup), in serial order."""
