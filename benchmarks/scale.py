@@ -32,13 +32,15 @@ less), one small function each (`STAGES`):
 - traces: the predictions' trace records made (`to_json`): every hop lists the versions it
   passed over, so a trace grows with the versions of its keys;
 It also records the process's peak memory. The parent writes a Markdown growth table
-(scale.md) and a log-log figure (scale.png, matplotlib: the `plot` extra) of time and memory
-against facts into --out, with the least-squares slope of each line, and checks the targets:
+(scale.md), the figures it is made from (scale.json) and a log-log figure (scale.png,
+matplotlib: the `plot` extra) of time and memory against facts into --out, with the
+least-squares slope of each line, and checks the targets:
 - time per fact (parse + store + ingest) at the largest size <= 1.3x that at the smallest,
   on both axes;
 - search time per question at the deepest size (192 versions per key) <= 1.5x that at 3,
-  the same questions;
-- resident memory per fact at the largest size <= 0.5 KB (both axes).
+  the same questions (the smallest size of both axes is the same store: the lesser of its
+  two figures is the baseline of both targets);
+- resident memory per fact at the largest size <= 0.5 KB, read as 500 bytes (both axes).
 Exits 1 if a target is missed. One run takes a few minutes on the 2-core reference machine."""
 from __future__ import annotations
 
@@ -435,25 +437,31 @@ def main(argv=None) -> int:
     table = _table(results)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "scale.md").write_text(table, "utf-8")
+    (args.out / "scale.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n",
+                                         "utf-8")
     _figure(results, args.out / "scale.png")
     print(table)
     missed = []
     print("targets (ratios of this run):")
+    # Both axes start from the same store (the base world, written once): the less disturbed
+    # of its two measurements is the baseline of both.
+    smallest = [rows[0] for rows in results.values()]
+    base_per_fact = min(sum(r["seconds"][k] for k in FACT_STAGES) / r["facts"]
+                        for r in smallest)
     for axis, rows in results.items():
         first, last = rows[0], rows[-1]
-        per = [sum(r["seconds"][k] for k in FACT_STAGES) / r["facts"] for r in (first, last)]
-        ratio = per[1] / per[0]
+        ratio = sum(last["seconds"][k] for k in FACT_STAGES) / last["facts"] / base_per_fact
         ok = ratio <= 1.3
         missed += [] if ok else [f"time per fact, {axis}"]
         print(f"- time per fact (parse+store+ingest), {axis}: {last['facts']:,} vs "
               f"{first['facts']:,} facts: {ratio:.2f}x (<= 1.3x {'ok' if ok else 'MISSED'})")
         per_fact = last["resident"] / last["facts"]
-        ok = per_fact <= 512
+        ok = per_fact <= 500
         missed += [] if ok else [f"memory per fact, {axis}"]
         print(f"- resident memory per fact, {axis}, {last['facts']:,} facts: {per_fact:.0f} B "
-              f"(<= 512 B {'ok' if ok else 'MISSED'})")
+              f"(<= 500 B {'ok' if ok else 'MISSED'})")
     depth = results["depth"]
-    ratio = (depth[-1]["seconds"]["search"] / depth[0]["seconds"]["search"])
+    ratio = depth[-1]["seconds"]["search"] / min(r["seconds"]["search"] for r in smallest)
     ok = ratio <= 1.5
     missed += [] if ok else ["search time at depth"]
     print(f"- search time per question, {depth[-1]['deepest']} vs {depth[0]['deepest']} "
