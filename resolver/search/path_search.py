@@ -292,9 +292,23 @@ class _HopTable:
             found = self.memo[key] = _make_key_hops(self.store, entity, relation)
         return found
 
+    def nonempty(self, entity: str) -> tuple[str, ...]:
+        """The relations, by name, over which `entity` has a hop of version 0 (a relation
+        without one has none at all), kept in the store's read cache."""
+        memo = self.store.read_cache("nonempty-relations")
+        found = memo.get(entity)
+        if found is None:
+            found = memo[entity] = tuple(r for r in _in_order(_every_relation())
+                                         if self(entity, r).latest())
+        return found
+
 
 def _ranked_hops(store: FactStore) -> _HopTable:
     return _HopTable(store)
+
+
+# A step of more relations than this is walked over the relations the entity has.
+_WIDE_STEP = 8
 
 
 @lru_cache(maxsize=4096)
@@ -325,7 +339,12 @@ def _follow(ranked: _HopTable, base: str, steps: list[frozenset[str]],
     def completions(entity: str, i: int) -> tuple[tuple[Hop, ...], ...]:
         out: list[tuple[Hop, ...]] = []
         after = i + 1
-        for relation in ordered[i]:
+        relations = ordered[i]
+        if len(relations) > _WIDE_STEP:
+            # A bridge step (any relation): only the relations the entity has hops over.
+            step = steps[i]
+            relations = [r for r in ranked.nonempty(entity) if r in step]
+        for relation in relations:
             hops = table.get((entity, relation))
             if hops is None:
                 hops = ranked(entity, relation)
@@ -594,7 +613,11 @@ def fits_type(c: Candidate) -> bool:
     """Whether the candidate's answer is of the asked type or of a type it accepts (a question
     that names no type accepts any). Read from the score terms, so the rule holds for
     candidates read back from traces too."""
-    keys = [k for k, _ in c.terms]
+    return _fits(c.terms)
+
+
+def _fits(terms: tuple[tuple[str, float], ...]) -> bool:
+    keys = [k for k, _ in terms]
     return any(k.startswith("type:") for k in keys) or \
         not any(k.startswith("type-mismatch:") for k in keys)
 
@@ -627,6 +650,8 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
 
     def best_for(paths: list[_Path], own: tuple[str, Plan] | None) -> Candidate | None:
         best = best_key = None
+        set_id = own[0] if own else "search"
+        own_literal = _literal(own[1] if own else None)
         for path in paths:
             rank = rank_of.get(norm(path.base), len(reading.bases))
             total, terms = score_path(path, reading, own[1] if own else None, rank, memo)
@@ -640,14 +665,18 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
                     top = max(priors, key=lambda t: t[1])
                     total += top[1]
                     terms = terms + (top,)
-            plan = own[1] if own else Plan(path.base, path.relations,
-                                           reading.answer_type, "search", "enumeration")
-            cand = Candidate(plan, own[0] if own else "search", path.hops, path.hops[-1].object,
-                             total, terms, True)
-            key = _order_key(cand)
+            # The candidate's `_order_key`, made without the candidate: only the best is made.
+            hops = path.hops
+            key = (not _fits(terms), -round(total, 9), own_literal,
+                   -sum(h.serial for h in hops), hops[-1].object, set_id)
             if best is None or key < best_key:
-                best, best_key = cand, key
-        return best
+                best, best_key = (path, total, terms), key
+        if best is None:
+            return None
+        path, total, terms = best
+        plan = own[1] if own else Plan(path.base, path.relations, reading.answer_type, "search",
+                                       "enumeration")
+        return Candidate(plan, set_id, path.hops, path.hops[-1].object, total, terms, True)
 
     owners: list[tuple[str, Plan] | None] = []
     for set_id, plan in plans:
