@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
+from itertools import accumulate, repeat
+from operator import add
 from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,15 +45,14 @@ class Lines:
     anyway)."""
     __slots__ = ("_text", "_starts", "_serials", "_big")
 
-    def __init__(self, text: str) -> None:
-        # Offsets fit 4 bytes below 4 GB of text.
-        starts = array("I" if len(text) < 2 ** 32 - 2 else "q", [0])
-        find = text.find
-        at = find("\n")
-        while at != -1:
-            starts.append(at + 1)
-            at = find("\n", at + 1)
-        starts.append(len(text) + 1)
+    def __init__(self, text: str, parts: list[str] | None = None) -> None:
+        """`parts`: `text.split("\n")`, when the caller has it already."""
+        if parts is None:
+            parts = text.split("\n")
+        # Offsets fit 4 bytes below 4 GB of text. Each line starts one past the previous
+        # line's end (its line break); the last entry is one past the text's end.
+        starts = array("I" if len(text) < 2 ** 32 - 2 else "q")
+        starts.extend(accumulate(map(add, map(len, parts), repeat(1)), initial=0))
         self._text, self._starts = text, starts
         self._serials = array("i", bytes(4 * (len(starts) - 1)))
         self._big: dict[int, int] = {}       # line index -> a serial past 64 bits
@@ -262,13 +263,13 @@ def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (
         raise InputError("empty input: no header and no fact lines", path=path,
                          expected='"Here is a list of facts:" and numbered fact lines')
     lines = text.split("\n")
+    source = Lines(text, lines)
     if lines and lines[-1] == "":
         lines.pop()
     count = len(lines)
     has_header = bool(lines) and lines[0].strip() == HEADER
     blank = sum(1 for s in lines if not s.strip())
     del lines                  # the facts cut their lines from `source`, as they are read
-    source = Lines(text)
     parser = fact_parser(fast)
     from lark.exceptions import UnexpectedInput  # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
