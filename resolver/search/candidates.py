@@ -82,6 +82,10 @@ class Hop:
     def __repr__(self) -> str:
         return "Hop(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in _HOP_FIELDS) + ")"
 
+    def __reduce__(self):
+        # Pickled (and copied) with its fields, passed_over made: it cannot be set afterwards.
+        return (Hop, self._fields())
+
     def to_json(self) -> dict:
         return {"subject": self.subject, "relation": self.relation, "object": self.object,
                 "serial": self.serial, "line": self.line, "text": self.text,
