@@ -8,7 +8,7 @@ import random
 import pytest
 
 from resolver.errors import ProvenanceError
-from resolver.search.path_search import _ranked_hops, _read_hops, hops_over, latest_hops
+from resolver.search.hops import hop_table, hops_over, latest_hops, read_hops
 from resolver.store.fact_store import FactStore
 from resolver.store.provenance import Evidence, Ledger
 from resolver.text.facts import parse_context
@@ -37,10 +37,10 @@ def ev(serial: int) -> Evidence:
 
 def _assert_fresh(store: FactStore) -> None:
     """Every cached read equals a fresh one, whether it was cached before or not."""
-    ranked = _ranked_hops(store)
+    ranked = hop_table(store)
     for entity in ENTITIES:
         for relation in RELATIONS:
-            fresh = _read_hops(store, entity, relation)
+            fresh = read_hops(store, entity, relation)
             assert hops_over(store, entity, relation) == fresh, (entity, relation)
             hops = ranked(entity, relation)
             groups = []

@@ -1,6 +1,6 @@
 """The search's cost does not grow with how often a key changed (issue 23), and a key with tens of
 thousands of versions costs memory in proportion to them (issue 22, item 9). Work is counted
-(`path_search.WORK`) and memory traced (tracemalloc), never timed."""
+(`search_hops.WORK`) and memory traced (tracemalloc), never timed."""
 from __future__ import annotations
 
 import tracemalloc
@@ -10,7 +10,7 @@ import pytest
 from resolver.haystack import Question
 from resolver.plan.compile_lexicon import compile_question as lexicon_plans
 from resolver.plan.compile_rules import compile_question as rule_plans
-from resolver.search import path_search
+from resolver.search import hops as search_hops
 from resolver.search.resolve import resolve_question
 from resolver.store.fact_store import FactStore
 from resolver.text.facts import Fact, parse_context
@@ -64,9 +64,9 @@ def _answer_all(store: FactStore) -> list[dict]:
 def _work(revisions: int) -> tuple[dict, list[dict]]:
     store = FactStore(parse_context(_context(revisions)).facts)
     store.ledger                       # built outside the count, as a run builds it
-    before = dict(path_search.WORK)
+    before = dict(search_hops.WORK)
     traces = _answer_all(store)
-    return {k: path_search.WORK[k] - before[k] for k in before}, traces
+    return {k: search_hops.WORK[k] - before[k] for k in before}, traces
 
 
 def _without_history(trace):
@@ -147,7 +147,7 @@ def test_many_versions_of_one_fact_take_the_same_walk():
     counts = []
     for copies in (10_000, 50_000):
         store = _one_fact_store(copies)
-        before = dict(path_search.WORK)
+        before = dict(search_hops.WORK)
         _answer_all_of(store, ONE_KEY_QUESTIONS)
-        counts.append({k: path_search.WORK[k] - before[k] for k in before})
+        counts.append({k: search_hops.WORK[k] - before[k] for k in before})
     assert counts[0] == counts[1]

@@ -12,7 +12,8 @@ from resolver.haystack import Dataset, Question
 from resolver.plan.lexicon import TYPE_ACCEPTS
 from resolver.plan.plans import Compiled, Plan, PlanSet, step_relations
 from resolver.search.candidates import Candidate
-from resolver.search.path_search import latest_hops, search, select
+from resolver.search.hops import latest_hops
+from resolver.search.path_search import search, select
 from resolver.text.relations import inventory
 
 
