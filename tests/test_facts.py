@@ -230,3 +230,21 @@ def test_crlf_and_bom_are_handled_and_noted():
 def test_parse_line_explains_a_line_that_fits_nothing():
     with pytest.raises(InputError, match="^line 1: fits no fact template"):
         parse_line("0. A likes B.")
+
+
+def test_facts_read_their_serial_and_line_from_the_shared_lines():
+    # A parse's facts keep their serials and lines in the parse's Lines (4-byte slots): a
+    # serial past 32 bits, up to the largest factres takes (2^63 - 1), is kept whole, and a
+    # fact equals one made by hand.
+    text = ("Here is a list of facts:\n7. The capital of Norland is Brimvik.\n"
+            "2147483648. The capital of Norland is Ostby.\n"
+            "9223372036854775807. The capital of Norland is Vale.\n")
+    facts = parse_context(text).facts
+    assert [f.serial for f in facts] == [7, 2 ** 31, 2 ** 63 - 1]
+    assert [f.text for f in facts] == text.splitlines()[1:]
+    assert facts[2] == Fact(2 ** 63 - 1, "Norland", "capital", "Vale", 4,
+                            "9223372036854775807. The capital of Norland is Vale.")
+    assert hash(facts[0]) == hash(Fact(7, "Norland", "capital", "Brimvik", 2,
+                                       "7. The capital of Norland is Brimvik."))
+    with pytest.raises(AttributeError):
+        facts[0].serial = 8

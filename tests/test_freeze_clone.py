@@ -104,9 +104,9 @@ def test_a_parser_change_never_reads_the_old_parsers_cache(clone):
     assert before.returncode == 0, before.stderr
     facts = repo / "resolver" / "text" / "facts.py"
     text = facts.read_text()
-    old = "obj.value.rstrip(_LINE_END)[:-1], line"
+    old = "obj = obj.value.rstrip(_LINE_END)[:-1]\n"
     assert old in text
-    facts.write_text(text.replace(old, 'obj.value.rstrip(_LINE_END)[:-1] + "X", line'))
+    facts.write_text(text.replace(old, 'obj = obj.value.rstrip(_LINE_END)[:-1] + "X"\n'))
     git(repo, "commit", "-qam", "a parser change")
     after = factres(repo, tmp, "frontier", "--data", data)
     assert after.returncode == 0, after.stderr

@@ -11,7 +11,8 @@ import pytest
 from resolver.plan.plans import Plan
 from resolver.search import path_search as ps
 from resolver.search.candidates import Candidate, Hop
-from resolver.search.path_search import hops_over, search, select
+from resolver.search.hops import hops_over
+from resolver.search.path_search import search, select
 from resolver.store.fact_store import FactStore
 from resolver.text.facts import parse_context
 

@@ -501,7 +501,7 @@ def test_the_lineage_is_head_first_then_older_versions_with_their_status():
 
 
 def test_a_revoke_through_the_ledger_changes_what_the_resolver_takes():
-    from resolver.search.path_search import hops_over
+    from resolver.search.hops import hops_over
     store = _resolver_store()
     hop = _latest_capital(store).hops[0]
     assert (hop.object, hop.status, hop.passed_over) == ("Vale", ACTIVE, ((0, 2), (1, 3)))
@@ -515,7 +515,7 @@ def test_a_revoke_through_the_ledger_changes_what_the_resolver_takes():
 
 
 def test_a_contested_head_is_read_with_its_alternative_next():
-    from resolver.search.path_search import hops_over
+    from resolver.search.hops import hops_over
     store = _resolver_store()
     store.ledger.contest(("norland", "capital"), "Ostby-on-Sea", ev(9))
     hops = hops_over(store, "Norland", "capital")

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from resolver.errors import ProvenanceError
-from resolver.search.path_search import _ranked_hops, _read_hops, hops_over
+from resolver.search.hops import hop_table, hops_over, latest_hops, read_hops
 from resolver.store.fact_store import FactStore
 from resolver.store.provenance import Evidence, Ledger
 from resolver.text.facts import parse_context
@@ -37,15 +37,26 @@ def ev(serial: int) -> Evidence:
 
 def _assert_fresh(store: FactStore) -> None:
     """Every cached read equals a fresh one, whether it was cached before or not."""
-    ranked = _ranked_hops(store)
+    ranked = hop_table(store)
     for entity in ENTITIES:
         for relation in RELATIONS:
-            fresh = _read_hops(store, entity, relation)
+            fresh = read_hops(store, entity, relation)
             assert hops_over(store, entity, relation) == fresh, (entity, relation)
-            groups = ranked(entity, relation)
-            assert [h for group in groups for h in group] == \
-                sorted(fresh, key=lambda h: h.version)
-            assert all(len({h.version for h in group}) == 1 for group in groups)
+            hops = ranked(entity, relation)
+            groups = []
+            while (group := hops.group(len(groups))) is not None:
+                groups.append(group)
+            # The walk's groups: every hop of version 0, then each older version whose object
+            # no later version has (the same object leads to the same places).
+            latest = [h for h in fresh if h.version == 0]
+            seen = {h.object for h in latest if not h.reverse}
+            older = []
+            for h in sorted((h for h in fresh if h.version), key=lambda h: h.version):
+                if h.object not in seen:
+                    seen.add(h.object)
+                    older.append(h)
+            assert groups == ([tuple(latest)] if latest else []) + [(h,) for h in older]
+            assert list(latest_hops(store, entity, relation)) == latest
 
 
 def test_every_operation_moves_the_revision_and_a_refused_one_does_not():

@@ -56,6 +56,25 @@ def test_relations_of_and_reverse_lookup(store):
     assert [f.subject for f in store.by_object("France")] == ["Paris", "Anne  Hidalgo"]
 
 
+def test_reverse_lookups_see_facts_added_before_and_after_the_first(store):
+    # by_object's table is made on its first call, the symmetric one with the others: both
+    # must hold every fact, whenever it came.
+    more = parse_context("Here is a list of facts:\n8. Lyon is married to Anne Hidalgo.\n"
+                         "9. The capital of Italy is Paris.\n").facts
+    fresh = FactStore(parse_context(TEXT).facts)
+    fresh.extend(more[:1])
+    assert [f.serial for f in fresh.by_object("anne hidalgo")] == [7, 8]
+    fresh.extend(more[1:])
+    assert [f.serial for f in fresh.by_object("Paris")] == [1, 9]
+    assert [f.serial for f in fresh.symmetric_by_object("Anne Hidalgo", "married_to")] == \
+        [7, 8]
+    assert fresh.symmetric_by_object("Paris", "married_to") == ()
+    assert fresh.symmetric_by_object("Paris", "capital") == ()
+    assert [f.serial for f in store.by_object("paris")] == [1]
+    store.extend(more)
+    assert [f.serial for f in store.by_object("paris")] == [1, 9]
+
+
 def test_subjects_and_entities(store):
     assert store.is_subject("the eiffel tower") and not store.is_subject("Europe")
     assert store.keys()[0] == ("Anne  Hidalgo", "citizenship")
@@ -109,9 +128,11 @@ def test_stats_count_what_the_lookup_tables_hold(context, size):
     store = FactStore(parse_context(context(size)).facts)
     stats = store.stats()
     ix = store._ix
-    assert stats["keys"] == len(ix.keys)
-    assert stats["keys_with_several_versions"] == sum(1 for v in ix.keys.values() if len(v) > 1)
-    assert stats["deepest_version_chain"] == max(len(v) for v in ix.keys.values())
+    versions = [store.versions(ix.spelling[s], r) for s, relations in ix.by_subject.items()
+                for r in relations]
+    assert stats["keys"] == len(versions)
+    assert stats["keys_with_several_versions"] == sum(1 for v in versions if len(v) > 1)
+    assert stats["deepest_version_chain"] == max(len(v) for v in versions)
     assert stats["entities"] == len(ix.spelling) == len(store.entities())
     assert sum(stats["relations"].values()) == stats["facts"] == len(store)
 

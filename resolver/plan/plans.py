@@ -3,6 +3,7 @@ compiler run for many questions, as archived under plans/<set-id>/."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import permutations
 
 from resolver.text.relations import ANSWER_TYPES, FAMILIES, inventory
@@ -48,6 +49,7 @@ def is_step(step: str) -> bool:
     return step in inventory()
 
 
+@lru_cache(maxsize=None)        # asked for every step of every plan the search runs
 def step_relations(step: str) -> frozenset[str]:
     """The relations a chain step allows: one relation, or every member of a family."""
     if step.startswith(FAMILY_PREFIX):

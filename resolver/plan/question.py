@@ -113,10 +113,21 @@ def _cue_spans(tokens: tuple[str, ...]) -> tuple[CueSpan, ...]:
 
 
 def read(text: str, store: FactStore) -> Reading:
+    """The question's reading over the store's names: compiling the plans and searching read
+    the same question, so the reading is kept in the store's name cache."""
     if len(text) > MAX_QUESTION:
         # every loader refuses such a row (haystack.read_row); this guards library callers
         raise InputError(f"a question of {len(text)} characters",
                          expected=f"a question of at most {MAX_QUESTION} characters")
+    memo = store.name_cache()
+    key = ("reading", text)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _read(text, store)
+    return found
+
+
+def _read(text: str, store: FactStore) -> Reading:
     tokens = name_tokens(text)
     mentions = tuple(store.mentions(text))
     bases = []

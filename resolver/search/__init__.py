@@ -1,5 +1,6 @@
 """Stage 6, plans -> paths -> predictions: the relaxed, scored path search over a store
-(`path_search`), the `Hop`/`Candidate` records it produces (`candidates`), and the resolver
+(`path_search`), the hops it reads from the store version by version (`hops`), the
+`Hop`/`Candidate` records it produces (`candidates`), and the resolver
 that runs every plan of every plan set and keeps the best complete path (`resolve`, with the
 plain latest-wins baseline), and how sure its answer is (`confidence`: the ordered label,
 read from the winning path and its rivals). No model and no gold at execution time.

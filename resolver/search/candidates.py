@@ -4,23 +4,87 @@ what traces.jsonl records for every candidate; the search builds them, `resolve`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from resolver.plan.plans import Plan
 
 
-@dataclass(frozen=True)
+_set = object.__setattr__
+_HOP_FIELDS = ("subject", "relation", "object", "serial", "line", "text", "version", "reverse",
+               "passed_over", "status")
+
+
 class Hop:
-    subject: str                # entity the hop starts from, as written in the store
-    relation: str
-    object: str                 # where the hop lands (verbatim)
-    serial: int                 # version taken
-    line: int
-    text: str                   # the fact line as written
-    version: int = 0            # 0 = the latest version of the key, 1 = the one before, ...
-    reverse: bool = False       # followed from object to subject (symmetric relation)
-    passed_over: tuple[tuple[int, int], ...] = ()   # (serial, line) of versions not taken
-    status: str = ""            # the version's ledger status (provenance.STATUSES): "active"
-                                # for the head; FactConsolidation's older ones are "superseded"
+    """One fact followed. Immutable; equal when every field is equal (as a frozen dataclass).
+
+    Fields:
+        subject      entity the hop starts from, as written in the store
+        relation
+        object       where the hop lands (verbatim)
+        serial       version taken
+        line
+        text         the fact line as written
+        version      0 = the latest version of the key, 1 = the one before, ...
+        reverse      followed from object to subject (symmetric relation)
+        passed_over  (serial, line) of the key's other versions, oldest first
+        status       the version's ledger status (provenance.STATUSES): "active" for the
+                     head; FactConsolidation's older ones are "superseded"
+
+    `passed_over` may be given as a function that returns it: the search makes hops of keys
+    with thousands of versions, and the list of all the others is made only when it is read
+    (a trace written out), once. Without that, every version carrying all the others is
+    memory that grows with the square of a key's version count."""
+    __slots__ = ("subject", "relation", "object", "serial", "line", "text", "version",
+                 "reverse", "_passed", "status")
+
+    def __init__(self, subject: str, relation: str, object: str, serial: int, line: int,
+                 text: str, version: int = 0, reverse: bool = False,
+                 passed_over: tuple[tuple[int, int], ...] | Callable[[], tuple] = (),
+                 status: str = "") -> None:
+        # `object` is a field name here (the parameter shadows the builtin): slots are set
+        # through `_set`, the builtin's __setattr__ taken at import.
+        _set(self, "subject", subject)
+        _set(self, "relation", relation)
+        _set(self, "object", object)
+        _set(self, "serial", serial)
+        _set(self, "line", line)
+        _set(self, "text", text)
+        _set(self, "version", version)
+        _set(self, "reverse", reverse)
+        _set(self, "_passed", passed_over)
+        _set(self, "status", status)
+
+    @property
+    def passed_over(self) -> tuple[tuple[int, int], ...]:
+        passed = self._passed
+        if callable(passed):
+            passed = passed()
+            _set(self, "_passed", passed)
+        return passed
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}: a Hop is immutable")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}: a Hop is immutable")
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, name) for name in _HOP_FIELDS)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Hop(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in _HOP_FIELDS) + ")"
+
+    def __reduce__(self):
+        # Pickled (and copied) with its fields, passed_over made: it cannot be set afterwards.
+        return (Hop, self._fields())
 
     def to_json(self) -> dict:
         return {"subject": self.subject, "relation": self.relation, "object": self.object,

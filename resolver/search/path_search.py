@@ -11,16 +11,22 @@ when none fits); ties go to the more literal plan, then to the later versions, t
 answer's spelling. No model and no gold here."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import product
-from typing import Callable
 
 from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS, restates
 from resolver.plan.plans import Plan, step_relations
 from resolver.plan.question import CueSpan, Reading, read
 from resolver.plan.signatures import acceptance
 from resolver.search.candidates import Candidate, Hop
+from resolver.search.hops import (  # hops_over: read from here by callers before hops.py
+    WORK,
+    HopTable,
+    hop_table,
+    hops_over,  # noqa: F401
+    latest_hops,
+    reverse_relations,
+)
 from resolver.store.fact_store import FactStore, norm
 from resolver.text.relations import inventory
 
@@ -62,97 +68,88 @@ def weights() -> dict[str, object]:
 class _Path:
     base: str
     hops: tuple[Hop, ...]
+    # The hops' relations, made once: every path is scored by them.
+    relations: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
-    @property
-    def relations(self) -> tuple[str, ...]:
-        return tuple(h.relation for h in self.hops)
-
-
-# ---- graph steps -------------------------------------------------------------------------
-def hops_over(store: FactStore, entity: str, relation: str) -> list[Hop]:
-    """Hops over one relation from an entity, read through the provenance ledger: the head
-    first, then older versions, then (symmetric relations) facts that name the entity as
-    object and are the head of their key. Kept in the store's read cache, which a change to
-    the store or its ledger empties: the search asks for the same hops many times."""
-    memo = store.read_cache("hops")
-    key = (entity, relation)
-    found = memo.get(key)
-    if found is None:
-        found = memo[key] = tuple(_read_hops(store, entity, relation))
-    return list(found)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "relations", tuple(h.relation for h in self.hops))
 
 
-def _read_hops(store: FactStore, entity: str, relation: str) -> list[Hop]:
-    lineage = store.lineage(entity, relation)
-    symmetric = inventory()[relation].symmetric
-    if not lineage and not symmetric:
-        return []          # most of what a bridge step asks: a relation the entity lacks
-    out = []
-    subject = store.spelling(entity) or entity
-    # passed_over lists the other versions oldest first, as they were written.
-    written = sorted((v.id, v.serial, v.line) for v in lineage)
-    for rank, v in enumerate(lineage):
-        passed = tuple((serial, line) for vid, serial, line in written if vid != v.id)
-        out.append(Hop(subject, relation, v.value, v.serial, v.line, v.text, rank, False,
-                       passed, v.status))
-    if symmetric:
-        for fact in store.by_object(entity):
-            if fact.relation != relation or norm(fact.subject) == norm(entity):
-                continue
-            head = store.head(fact.subject, relation)
-            if head is not None and (head.serial, head.line) == (fact.serial, fact.line):
-                out.append(Hop(subject, relation, fact.subject, fact.serial, fact.line,
-                               fact.text, 0, True, (), head.status))
-    return out
+# ---- plan steps ---------------------------------------------------------------------------
+# A step of more relations than this is walked over the relations the entity has.
+_WIDE_STEP = 8
 
 
-_Ranked = Callable[[str, str], tuple[tuple[Hop, ...], ...]]
+@lru_cache(maxsize=4096)
+def _in_order(step: frozenset[str]) -> tuple[str, ...]:
+    """A step's relations by name (steps recur: the bridge step is every relation)."""
+    return tuple(sorted(step))
 
 
-def _ranked_hops(store: FactStore) -> _Ranked:
-    """(entity, relation) -> `hops_over` grouped by version rank, latest first. The groups are
-    kept in the store's read cache; the lookup holds the cache of the moment it is made, so
-    it serves one plan's execution (the search never writes to the store)."""
-    memo = store.read_cache("ranked-hops")
-
-    def ranked(entity: str, relation: str) -> tuple[tuple[Hop, ...], ...]:
-        key = (entity, relation)
-        found = memo.get(key)
-        if found is None:
-            by_rank: dict[int, list[Hop]] = {}
-            for hop in hops_over(store, entity, relation):
-                by_rank.setdefault(hop.version, []).append(hop)
-            found = memo[key] = tuple(tuple(by_rank[rank]) for rank in sorted(by_rank))
-        return found
-    return ranked
-
-
-def _follow(ranked: _Ranked, base: str, steps: list[frozenset[str]]) -> list[_Path]:
+def _follow(ranked: HopTable, base: str, steps: list[frozenset[str]],
+            shared: dict | None = None) -> list[_Path]:
     """Every path that takes one relation from each step in order (`ranked` reads the hops of
     one store). At each hop the latest version is tried first; an older version only when no
-    path through a later one completes."""
-    results: list[_Path] = []
-    ordered = [sorted(step) for step in steps]
+    path through a later one completes.
 
-    def walk(entity: str, i: int, hops: tuple[Hop, ...]) -> bool:
-        if i == len(ordered):
-            results.append(_Path(base, hops))
-            return True
-        done = False
-        for relation in ordered[i]:
-            for group in ranked(entity, relation):
-                completed = False
-                for hop in group:
-                    completed |= walk(hop.object, i + 1, hops + (hop,))
-                if completed:
-                    done = True
+    What completes from an entity depends only on the entity and the steps left, never on
+    the hops before it: each (entity, step) is walked once and its completions reused, so
+    the work grows with the entities reached, not with the combinations of versions along a
+    path. The paths and their order are those of the plain depth-first walk. `shared` keeps
+    the completions by (entity, steps left) across the walks of one question: the relaxed
+    executions of a plan, and the plans of a question, end in the same steps."""
+    ordered = [_in_order(step) for step in steps]
+    last = len(ordered) - 1
+    left = [tuple(steps[i:]) for i in range(len(steps))]
+    memo: dict = {} if shared is None else shared
+    work = WORK
+    table = ranked.memo
+
+    def completions(entity: str, i: int) -> tuple[tuple[Hop, ...], ...]:
+        out: list[tuple[Hop, ...]] = []
+        after = i + 1
+        relations = ordered[i]
+        if len(relations) > _WIDE_STEP:
+            # A bridge step (any relation): only the relations the entity has hops over.
+            step = steps[i]
+            relations = [r for r in ranked.nonempty(entity) if r in step]
+        for relation in relations:
+            hops = table.get((entity, relation))
+            if hops is None:
+                hops = ranked(entity, relation)
+            group = hops.latest()
+            j = 0
+            while group:
+                work["expansions"] += len(group)
+                if i == last:
+                    got = [(hop,) for hop in group]
+                else:
+                    got = []
+                    rest_steps = left[after]
+                    for hop in group:
+                        rests = memo.get((hop.object, rest_steps))
+                        if rests is None:
+                            rests = completions(hop.object, after)
+                        for rest in rests:
+                            got.append((hop,) + rest)
+                if got:
+                    out.extend(got)
                     break          # older versions only when the later ones lead nowhere
-        return done
+                j += 1
+                group = hops.group(j)
+        found = memo[(entity, left[i])] = tuple(out)
+        return found
 
-    walk(base, 0, ())
+    if ordered:
+        start = memo.get((base, left[0]))
+        if start is None:
+            start = completions(base, 0)
+        results = [_Path(base, hops) for hops in start]
+    else:
+        results = [_Path(base, ())]
     # A nested function that calls itself is a reference cycle: unlinked here, it is freed at
     # once instead of waiting (with what it holds) for the cyclic collector.
-    del walk
+    del completions
     return results
 
 
@@ -178,31 +175,80 @@ def _assign(relations: tuple[str, ...], spans: tuple[CueSpan, ...],
         mine = [s for s in spans if s.relation == rel and s not in restating]
         mine.sort(key=lambda s: (-s.weight, s.start))
         options.append(mine[:4] + [None])
-    best: tuple[float, list] = (float("-inf"), [])
-    for combo in product(*options):
-        chosen = [s for s in combo if s is not None]
-        if any(a.overlaps(b) for i, a in enumerate(chosen) for b in chosen[i + 1:]):
-            continue
-        total = sum(s.weight for s in chosen)
-        if total > best[0]:
-            best = (total, list(combo))
-    return best
+    # The combinations in the order `itertools.product` gives them, the first best kept;
+    # a span that overlaps one chosen before it ends every combination of that prefix, so
+    # the walk leaves them out without building them. Weights are added in the same order
+    # as a sum over the combination, so totals are the same floats.
+    best: list = [float("-inf"), []]
+    last = len(options) - 1
+    combo: list[CueSpan | None] = [None] * len(options)
+
+    def walk(i: int, chosen: list[CueSpan], total) -> None:
+        for span in options[i]:
+            if span is None:
+                combo[i] = None
+                step, more = chosen, total
+            else:
+                if any(span.overlaps(c) for c in chosen):
+                    continue
+                combo[i] = span
+                step, more = chosen + [span], total + span.weight
+            if i == last:
+                if more > best[0]:
+                    best[0], best[1] = more, list(combo)
+            else:
+                walk(i + 1, step, more)
+
+    if options:
+        walk(0, [], 0)
+    else:
+        best = [0, []]
+    del walk           # the cycle a recursive nested function makes (see `_follow`)
+    return best[0], best[1]
 
 
-def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int
-               ) -> tuple[float, tuple[tuple[str, float], ...]]:
-    terms: list[tuple[str, float]] = []
+def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int,
+               memo: dict | None = None) -> tuple[float, tuple[tuple[str, float], ...]]:
+    """The path's score and its terms. The terms of the cue words and of the answer type
+    depend on the path's relations only: `memo` (one per question) keeps them by relations,
+    since a question's plans and enumeration reach the same relations by many paths."""
     relations = path.relations
+    hops = path.hops
+    # The office named by the base counts for the first hop (and for a later hop that is the
+    # very same hop, which a path through a symmetric relation and back can take): such a
+    # rare path is scored on its own.
+    first = (0,) if relations[0] != "officeholder" or all(
+        h is not hops[0] for h in hops[1:]) else \
+        tuple(at for at, h in enumerate(hops) if h is hops[0])
+    found = memo.get(relations) if memo is not None and first == (0,) else None
+    if found is None:
+        found = _relation_terms(relations, reading, first)
+        if memo is not None and first == (0,):
+            memo[relations] = found
+    terms = list(found)
+    back = sum(h.version for h in path.hops)
+    if back:
+        terms.append(("older-versions", -OLDER_VERSION * back))
+    if base_rank:
+        terms.append(("base-rank", -BASE_RANK * base_rank))
+    if plan is not None:
+        terms.extend(_plan_terms(plan, path))
+    return sum(v for _, v in terms), tuple(terms)
+
+
+def _relation_terms(relations: tuple[str, ...], reading: Reading, first: tuple[int, ...]
+                    ) -> tuple[tuple[str, float], ...]:
+    terms: list[tuple[str, float]] = []
     restating = _restating(reading, relations)
     total, assigned = _assign(relations, reading.spans, restating)
-    for hop, span in zip(path.hops, assigned):
+    for at, (relation, span) in enumerate(zip(relations, assigned)):
         if span is not None:
-            terms.append((f"cue:{hop.relation}<-'{span.cue}'", span.weight))
-        elif hop is path.hops[0] and hop.relation == "officeholder":
+            terms.append((f"cue:{relation}<-'{span.cue}'", span.weight))
+        elif at in first and relation == "officeholder":
             terms.append(("cue:officeholder<-office named", OFFICE_CUE))
         else:
-            terms.append((f"uncued:{hop.relation}", -UNCUED_HOP))
-    terms.append(("hops", -HOP_COST * len(path.hops)))
+            terms.append((f"uncued:{relation}", -UNCUED_HOP))
+    terms.append(("hops", -HOP_COST * len(relations)))
     used = [s for s in assigned if s is not None]
     unexplained: list[CueSpan] = []
     for span in sorted(reading.spans, key=lambda s: (-s.weight, s.start, s.relation)):
@@ -221,14 +267,7 @@ def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int
             terms.append((f"type:{wanted}~{got}", TYPE_MATCH * accept))
         if accept < 1:
             terms.append((f"type-mismatch:{wanted}!{got}", -TYPE_MISMATCH * (1 - accept)))
-    back = sum(h.version for h in path.hops)
-    if back:
-        terms.append(("older-versions", -OLDER_VERSION * back))
-    if base_rank:
-        terms.append(("base-rank", -BASE_RANK * base_rank))
-    if plan is not None:
-        terms.extend(_plan_terms(plan, path))
-    return sum(v for _, v in terms), tuple(terms)
+    return tuple(terms)
 
 
 def _plan_terms(plan: Plan, path: _Path) -> list[tuple[str, float]]:
@@ -246,31 +285,43 @@ def _plan_terms(plan: Plan, path: _Path) -> list[tuple[str, float]]:
 
 
 # ---- plan execution and enumeration ------------------------------------------------------
-def _plan_paths(store: FactStore, plan: Plan) -> list[_Path]:
+def _plan_paths(store: FactStore, plan: Plan, shared: dict | None = None) -> list[_Path]:
     """A plan executed with relaxations: as planned (family steps allowed), else with family
     mates, else with one planned step skipped, else with one bridge hop inserted."""
     base = store.spelling(plan.entity)
     if base is None or not store.is_subject(base):
         return []
     steps = [step_relations(s) for s in plan.chain]
-    ranked = _ranked_hops(store)
-    found = _follow(ranked, base, steps)
+    ranked = hop_table(store)
+    found = _follow(ranked, base, steps, shared)
     if found:
         return found
-    mates = [frozenset().union(*(_family_of(r) for r in s)) for s in steps]
-    found = _follow(ranked, base, mates)
+    mates = [_mates(s) for s in steps]
+    found = _follow(ranked, base, mates, shared)
     if found:
         return found
     for skip in range(len(steps)):
         if len(steps) > 1:
-            found += _follow(ranked, base, steps[:skip] + steps[skip + 1:])
+            found += _follow(ranked, base, steps[:skip] + steps[skip + 1:], shared)
     if found:
         return found
-    every = frozenset(inventory())
+    every = _every_relation()
     for at in range(len(steps) + 1):
         if len(steps) < MAX_HOPS:
-            found += _follow(ranked, base, steps[:at] + [every] + steps[at:])
+            found += _follow(ranked, base, steps[:at] + [every] + steps[at:], shared)
     return found
+
+
+@lru_cache(maxsize=None)
+def _mates(step: frozenset[str]) -> frozenset[str]:
+    """A step's relations and their family mates."""
+    return frozenset().union(*(_family_of(r) for r in step))
+
+
+@lru_cache(maxsize=None)
+def _every_relation() -> frozenset[str]:
+    """The bridge step: any relation."""
+    return frozenset(inventory())
 
 
 @lru_cache(maxsize=None)
@@ -296,26 +347,23 @@ def _enumerate(store: FactStore, base: str, reading: Reading) -> list[_Path]:
             out.append(_Path(base, hops))
         if len(hops) == MAX_HOPS:
             return
-        for relation in sorted(store.relations_of(entity)):
+        own = store.relation_names(entity)
+        for relation in own:
             bridge = relation not in cued
             if bridge and bridges:
                 continue
-            for hop in hops_over(store, entity, relation):
-                if hop.version:
-                    continue
+            for hop in latest_hops(store, entity, relation):
                 if any(norm(h.subject) == norm(hop.object) for h in hops):
                     continue       # no cycles back to an entity already on the path
                 walk(hop.object, hops + (hop,), bridges + bridge)
         # Symmetric relations also go from object to subject: once per relation, since
         # `_edges` already yields every reverse hop of it.
-        own = store.relations_of(entity)
-        reverse = sorted({f.relation for f in store.by_object(entity)
-                          if inventory()[f.relation].symmetric and f.relation not in own})
+        reverse = sorted(reverse_relations(store, entity).difference(own))
         for relation in reverse:
             bridge = relation not in cued
             if bridge and bridges:
                 continue
-            for hop in hops_over(store, entity, relation):
+            for hop in latest_hops(store, entity, relation):
                 if hop.reverse and not any(norm(h.subject) == norm(hop.object) for h in hops):
                     walk(hop.object, hops + (hop,), bridges + bridge)
 
@@ -334,7 +382,11 @@ def fits_type(c: Candidate) -> bool:
     """Whether the candidate's answer is of the asked type or of a type it accepts (a question
     that names no type accepts any). Read from the score terms, so the rule holds for
     candidates read back from traces too."""
-    keys = [k for k, _ in c.terms]
+    return _fits(c.terms)
+
+
+def _fits(terms: tuple[tuple[str, float], ...]) -> bool:
+    keys = [k for k, _ in terms]
     return any(k.startswith("type:") for k in keys) or \
         not any(k.startswith("type-mismatch:") for k in keys)
 
@@ -359,30 +411,45 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
     reading = read(text, store)
     rank_of = {norm(b): i for i, b in enumerate(reading.bases)}
     candidates: list[Candidate] = []
+    # What depends on a path's relations (and base) only, kept for this question, and what
+    # completes from an entity through given steps.
+    memo: dict = {}
+    walked: dict = {}
+    agreeing: dict[tuple[str, tuple[str, ...]], list[tuple[str, float]]] = {}
 
     def best_for(paths: list[_Path], own: tuple[str, Plan] | None) -> Candidate | None:
-        best = None
+        best = best_key = None
+        set_id = own[0] if own else "search"
+        own_literal = _literal(own[1] if own else None)
         for path in paths:
             rank = rank_of.get(norm(path.base), len(reading.bases))
-            total, terms = score_path(path, reading, own[1] if own else None, rank)
+            total, terms = score_path(path, reading, own[1] if own else None, rank, memo)
             # The best of the other plans that agree with this path adds its prior too.
             if own is None:
-                priors = [t for _, p in plans for t in _plan_terms(p, path)]
+                key = (path.base, path.relations)
+                priors = agreeing.get(key)
+                if priors is None:
+                    priors = agreeing[key] = [t for _, p in plans for t in _plan_terms(p, path)]
                 if priors:
                     top = max(priors, key=lambda t: t[1])
                     total += top[1]
                     terms = terms + (top,)
-            plan = own[1] if own else Plan(path.base, path.relations,
-                                           reading.answer_type, "search", "enumeration")
-            cand = Candidate(plan, own[0] if own else "search", path.hops, path.hops[-1].object,
-                             total, terms, True)
-            if best is None or _order_key(cand) < _order_key(best):
-                best = cand
-        return best
+            # The candidate's `_order_key`, made without the candidate: only the best is made.
+            hops = path.hops
+            key = (not _fits(terms), -round(total, 9), own_literal,
+                   -sum(h.serial for h in hops), hops[-1].object, set_id)
+            if best is None or key < best_key:
+                best, best_key = (path, total, terms), key
+        if best is None:
+            return None
+        path, total, terms = best
+        plan = own[1] if own else Plan(path.base, path.relations, reading.answer_type, "search",
+                                       "enumeration")
+        return Candidate(plan, set_id, path.hops, path.hops[-1].object, total, terms, True)
 
     owners: list[tuple[str, Plan] | None] = []
     for set_id, plan in plans:
-        cand = best_for(_plan_paths(store, plan), (set_id, plan))
+        cand = best_for(_plan_paths(store, plan, walked), (set_id, plan))
         if cand is not None:
             candidates.append(cand)
             owners.append((set_id, plan))
@@ -410,10 +477,10 @@ def _to_asked_type(store: FactStore, wanted: str, cand: Candidate) -> list[_Path
     base = cand.hops[0].subject
     seen = {norm(h.subject) for h in cand.hops} | {norm(cand.answer)}
     out = []
-    for relation in sorted(store.relations_of(cand.answer)):
+    for relation in store.relation_names(cand.answer):
         if acceptance(wanted, relation) <= 0:
             continue
-        for hop in hops_over(store, cand.answer, relation):
-            if hop.version == 0 and not hop.reverse and norm(hop.object) not in seen:
+        for hop in latest_hops(store, cand.answer, relation):
+            if not hop.reverse and norm(hop.object) not in seen:
                 out.append(_Path(base, cand.hops + (hop,)))
     return out

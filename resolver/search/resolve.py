@@ -13,7 +13,8 @@ from resolver.plan.lexicon import TYPE_ACCEPTS
 from resolver.plan.plans import Compiled, Plan, PlanSet, step_relations
 from resolver.search.candidates import Candidate
 from resolver.search.confidence import Confidence, assess, scored
-from resolver.search.path_search import hops_over, search, select
+from resolver.search.hops import latest_hops
+from resolver.search.path_search import search, select
 from resolver.text.relations import inventory
 
 
@@ -62,7 +63,7 @@ def execute_latest(plan: Plan, store, plan_set: str = "") -> Candidate | None:
     hops = []
     for step in plan.chain:
         hop = next((h for rel in sorted(step_relations(step))
-                    for h in hops_over(store, entity, rel)[:1] if not h.reverse), None)
+                    for h in latest_hops(store, entity, rel)[:1] if not h.reverse), None)
         if hop is None:
             return None
         hops.append(hop)

@@ -8,10 +8,11 @@ version a status."""
 from __future__ import annotations
 
 import difflib
+from functools import lru_cache
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from resolver.errors import ProvenanceError
 from resolver.store.provenance import Ledger, Version
@@ -21,6 +22,7 @@ from resolver.text.relations import inventory
 _WORD = re.compile(r"\w+")
 
 
+@lru_cache(maxsize=1 << 16)      # the search normalises the same few names again and again
 def norm(name: str) -> str:
     """Lookup key of a name: case-folded, whitespace collapsed."""
     return " ".join(name.split()).casefold()
@@ -46,21 +48,31 @@ class Mention:
 
 
 class _Index:
-    """The lookup tables of a store. Built on first use, then kept up to date by `add`."""
+    """The lookup tables of a store. Built on first use, then kept up to date by `add`.
+
+    A key's versions are found through its subject (`by_subject[subject][relation]`): a
+    table keyed by (subject, relation) besides it would cost a tuple and an entry per key,
+    which is most of what a store of a million facts spends per key."""
 
     def __init__(self) -> None:
-        self.keys: dict[tuple[str, str], list[Fact]] = {}
-        self.by_subject: dict[str, dict[str, list[Fact]]] = defaultdict(dict)
-        self.by_object: dict[str, list[Fact]] = defaultdict(list)
+        self.by_subject: dict[str, dict[str, Fact | list[Fact]]] = {}
+        # Every fact by its object: made on the first `by_object` (the analyses ask it; the
+        # search does not), then kept up to date like the rest.
+        self.by_object: dict[str, Fact | list[Fact]] | None = None
+        # (object, relation) -> the facts of a symmetric relation naming the object, always
+        # kept: what reverse hops follow, found without reading every other fact that names
+        # the object.
+        self.symmetric_by_object: dict[tuple[str, str], Fact | list[Fact]] = {}
+        self._symmetric = frozenset(n for n, r in inventory().items() if r.symmetric)
         self.spelling: dict[str, str] = {}
-        self.subjects: set[str] = set()
         # Names recur (18K facts of the 262K context name ~11K entities): normalise each
         # spelling once (the ledger's build reuses this too).
         self.normed: dict[str, str] = {}
 
     def add(self, facts: Iterable[Fact]) -> None:
-        keys, by_subject, by_object = self.keys, self.by_subject, self.by_object
-        spelling, subjects, normed = self.spelling, self.subjects, self.normed
+        by_subject, by_object = self.by_subject, self.by_object
+        spelling, normed = self.spelling, self.normed
+        symmetric, symmetric_by_object = self._symmetric, self.symmetric_by_object
         for fact in facts:
             subject, obj = fact.subject, fact.object
             s = normed.get(subject)
@@ -69,18 +81,73 @@ class _Index:
             o = normed.get(obj)
             if o is None:
                 o = normed[obj] = norm(obj)
-            key = (s, fact.relation)
-            versions = keys.get(key)
+            relations = by_subject.get(s)
+            if relations is None:
+                relations = by_subject[s] = {}
+            # Most keys have one version and most names one fact naming them as object: a
+            # lone fact stands for itself, a list is made for the second.
+            versions = relations.get(fact.relation)
             if versions is None:
-                versions = keys[key] = []
-                by_subject[s][fact.relation] = versions
-            versions.append(fact)
-            by_object[o].append(fact)
+                relations[fact.relation] = fact
+            elif versions.__class__ is list:
+                versions.append(fact)
+            else:
+                relations[fact.relation] = [versions, fact]
+            if by_object is not None:
+                found = by_object.get(o)
+                if found is None:
+                    by_object[o] = fact
+                elif found.__class__ is list:
+                    found.append(fact)
+                else:
+                    by_object[o] = [found, fact]
+            if fact.relation in symmetric:
+                pair = (o, fact.relation)
+                found = symmetric_by_object.get(pair)
+                if found is None:
+                    symmetric_by_object[pair] = fact
+                elif found.__class__ is list:
+                    found.append(fact)
+                else:
+                    symmetric_by_object[pair] = [found, fact]
             if s not in spelling:
                 spelling[s] = subject
             if o not in spelling:
                 spelling[o] = obj
-            subjects.add(s)
+
+    def versions(self, s: str, relation: str) -> list[Fact] | tuple[Fact, ...]:
+        """The versions of the key (normalised subject, relation), oldest first."""
+        relations = self.by_subject.get(s)
+        if relations is None:
+            return ()
+        return _facts(relations.get(relation, ()))
+
+    def naming(self, o: str, facts: Iterable[Fact]) -> list[Fact] | tuple[Fact, ...]:
+        """The facts whose object is `o` (normalised), in serial order; `facts`, every fact
+        of the store, makes the table the first time."""
+        if self.by_object is None:
+            by_object: dict[str, Fact | list[Fact]] = {}
+            normed = self.normed
+            for fact in facts:
+                obj = fact.object
+                o_ = normed.get(obj)
+                if o_ is None:
+                    o_ = normed[obj] = norm(obj)
+                found = by_object.get(o_)
+                if found is None:
+                    by_object[o_] = fact
+                elif found.__class__ is list:
+                    found.append(fact)
+                else:
+                    by_object[o_] = [found, fact]
+            # Assigned only once complete, so a concurrent reader never sees half a table.
+            self.by_object = by_object
+        return _facts(self.by_object.get(o, ()))
+
+
+def _facts(found) -> list[Fact] | tuple[Fact, ...]:
+    """A table entry as a sequence of facts: a lone fact stands for itself in the tables."""
+    return (found,) if found.__class__ is Fact else found
 
 
 def _check_relation(relation: str) -> None:
@@ -105,22 +172,38 @@ def _writes(facts: Iterable[Fact], normed: dict[str, str] | None = None
         yield (s, fact.relation), fact.object, fact
 
 
+def _increasing(facts: tuple[Fact, ...]) -> bool:
+    last = -1
+    for fact in facts:
+        serial = fact.serial
+        if serial <= last:
+            return False
+        last = serial
+    return True
+
+
 class FactStore:
     """Constructing a store only checks serial order; the lookup tables are built on the
     first lookup (about 80 ms for the 262K context on the 2-core reference machine), so a
     cached haystack loads in well under 0.1 s and callers that only count facts never pay."""
 
     def __init__(self, facts: Iterable[Fact] = ()) -> None:
-        self._facts: list[Fact] = []
+        self._facts: list[Fact] | tuple[Fact, ...] = []
         self._built: _Index | None = None
         self._ledger: Ledger | None = None
         self._token_index: dict[tuple[str, ...], set[str]] | None = None
         self._max_tokens = 0
+        self._name_reads: dict = {}
         # Reads derived from the facts and the ledger (see `read_cache`), and the state they
         # were made in.
         self._reads: dict[str, dict] = {}
         self._reads_revision = -1
-        self.extend(facts)
+        if type(facts) is tuple and _increasing(facts):
+            # A parse's facts, kept as they are (the parse holds them too) until a fact is
+            # added: a million references saved.
+            self._facts = facts
+        else:
+            self.extend(facts)
 
     # ---- writing -----------------------------------------------------------------------
     def add(self, fact: Fact) -> None:
@@ -131,6 +214,8 @@ class FactStore:
         """Append facts in serial order. On a serial that does not increase, the facts before
         it stay (append-only: never half-undone) and ValueError names both serials."""
         out = self._facts
+        if type(out) is tuple:
+            out = self._facts = list(out)
         first = len(out)
         last = out[-1].serial if out else -1
         try:
@@ -147,6 +232,7 @@ class FactStore:
                 self._ledger.accept_many(_writes(out[first:], self._ix.normed))
             if len(out) > first:
                 self._token_index = None
+                self._name_reads = {}
 
     @property
     def _ix(self) -> _Index:
@@ -186,6 +272,12 @@ class FactStore:
         version with its status."""
         return self.ledger.lineage((norm(subject), relation))
 
+    def lineage_ids(self, subject: str, relation: str) -> Sequence[int]:
+        """The ledger ids of `lineage(subject, relation)`, in its order, without a `Version`
+        per id (`Ledger.lineage_ids`): a reader that steps back one version at a time pays
+        for the versions it reaches only."""
+        return self.ledger.lineage_ids((norm(subject), relation))
+
     def read_cache(self, name: str) -> dict:
         """A dict, one per `name`, in which the store and the stages above keep what they
         derive from the store's facts and ledger (the search's hops). Every such
@@ -201,6 +293,12 @@ class FactStore:
         if found is None:
             found = self._reads[name] = {}
         return found
+
+    def name_cache(self) -> dict:
+        """A dict in which the stages above keep what they read from the store's names only
+        (the reading of a question: the entities it names), emptied when a fact is added.
+        Ledger operations leave it: they change no name."""
+        return self._name_reads
 
     def history(self, entity: str, relation: str | None = None
                 ) -> dict[str, tuple[Version, ...]]:
@@ -246,11 +344,11 @@ class FactStore:
 
     def versions(self, subject: str, relation: str) -> tuple[Fact, ...]:
         """Every version of the key, oldest first."""
-        return tuple(self._ix.keys.get((norm(subject), relation), ()))
+        return tuple(self._ix.versions(norm(subject), relation))
 
     def current(self, subject: str, relation: str, as_of: int | None = None) -> Fact | None:
         """The latest version (with `as_of`, the latest at or before that serial: rollback)."""
-        versions = self._ix.keys.get((norm(subject), relation))
+        versions = self._ix.versions(norm(subject), relation)
         if not versions:
             return None
         if as_of is None:
@@ -265,14 +363,25 @@ class FactStore:
     def relations_of(self, subject: str) -> dict[str, tuple[Fact, ...]]:
         """relation -> versions (oldest first) for one subject, relations sorted by name."""
         found = self._ix.by_subject.get(norm(subject), {})
-        return {rel: tuple(found[rel]) for rel in sorted(found)}
+        return {rel: tuple(_facts(found[rel])) for rel in sorted(found)}
+
+    def relation_names(self, subject: str) -> tuple[str, ...]:
+        """The relations the subject has facts of, sorted by name (`relations_of` without the
+        versions)."""
+        found = self._ix.by_subject.get(norm(subject))
+        return tuple(sorted(found)) if found else ()
+
+    def symmetric_by_object(self, obj: str, relation: str) -> tuple[Fact, ...]:
+        """The facts of `by_object` of one relation that holds both ways (relations.py's
+        `symmetric`; empty for any other): what a reverse hop follows, in serial order."""
+        return tuple(_facts(self._ix.symmetric_by_object.get((norm(obj), relation), ())))
 
     def by_object(self, obj: str) -> tuple[Fact, ...]:
         """Every fact, any version, whose object is `obj` (reverse lookup), in serial order."""
-        return tuple(self._ix.by_object.get(norm(obj), ()))
+        return tuple(self._ix.naming(norm(obj), self._facts))
 
     def is_subject(self, name: str) -> bool:
-        return norm(name) in self._ix.subjects
+        return norm(name) in self._ix.by_subject
 
     def spelling(self, name: str) -> str | None:
         """The store's own spelling of a name (first seen), or None if the store never saw it."""
@@ -281,7 +390,8 @@ class FactStore:
     def keys(self) -> list[tuple[str, str]]:
         """(subject as written, relation) of every key, sorted."""
         ix = self._ix
-        return sorted((ix.spelling[s], r) for s, r in ix.keys)
+        return sorted((ix.spelling[s], r) for s, relations in ix.by_subject.items()
+                      for r in relations)
 
     def entities(self) -> list[str]:
         """Every subject and object name as first written, sorted."""
@@ -312,7 +422,7 @@ class FactStore:
                 if keys:
                     names = tuple(sorted(ix.spelling[k] for k in keys))
                     found.append(Mention(start, start + width, names,
-                                         any(k in ix.subjects for k in keys)))
+                                         any(k in ix.by_subject for k in keys)))
         return found
 
     def longest_entity(self, text: str, subjects_only: bool = True) -> str | None:

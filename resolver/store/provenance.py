@@ -59,13 +59,17 @@ Operations (each checks everything before it changes anything; a refused operati
 
 The order of operations is the order of precedence; serials are evidence, not ordering.
 FactConsolidation's write path is `accept` in serial order, so its frontier is latest-wins.
-Internally the ledger keeps parallel lists indexed by version id (a version is a few list
-slots, not an object: 18K accepts cost about as much as building the store's lookup tables);
-`Version` is a frozen snapshot made on request."""
+Internally the ledger keeps parallel columns indexed by version id (a version is a few array
+and list slots, not an object; a key is a number, its versions chained newest to oldest) and
+keeps a support count, a supersedes target or a head only where it is not what an accept
+writes: a million accepts cost about 100 bytes each. `Version` is a frozen snapshot made on
+request."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple, Protocol
+from array import array
+from collections.abc import Sequence
+from typing import Iterable, Iterator, NamedTuple, Protocol
 
 import orjson
 
@@ -167,6 +171,59 @@ def _check_write(key, value, evidence) -> None:
     _check_evidence(evidence)
 
 
+_STATUS_CODE = {status: code for code, status in enumerate(STATUSES)}
+_EDGE_CODE = {kind: code for code, kind in enumerate(EDGE_KINDS)}
+_ACTIVE, _CONTESTED, _SUPERSEDED, _CONTRADICTED, _REVOKED = range(len(STATUSES))
+_SUPERSEDES, _ALTERNATIVE_OF, _REVOKES, _SUPPORTED_BY = range(len(EDGE_KINDS))
+
+
+class _Newest(Sequence):
+    """The ids of a key only ever accepted, newest first: its newest version when the view
+    was made, then back along the versions of the key (`Ledger._prev`, which only ever grows
+    at its end, so the view is fixed when made). Read in order, as a reader steps back, each
+    id costs one step; reading backwards starts again from the newest."""
+    __slots__ = ("_prev", "_newest", "_n", "_at", "_vid")
+
+    def __init__(self, prev: array, newest: int, n: int) -> None:
+        self._prev, self._newest, self._n = prev, newest, n
+        self._at, self._vid = 0, newest
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(self._n)))
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        at, vid = self._at, self._vid
+        if i < at:
+            at, vid = 0, self._newest
+        prev = self._prev
+        while at < i:
+            vid = prev[vid]
+            at += 1
+        self._at, self._vid = at, vid
+        return vid
+
+    def __iter__(self):
+        prev, vid = self._prev, self._newest
+        for _ in range(self._n):
+            yield vid
+            vid = prev[vid]
+
+    def oldest_first(self) -> list[int]:
+        out = []
+        prev, vid = self._prev, self._newest
+        for _ in range(self._n):
+            out.append(vid)
+            vid = prev[vid]
+        out.reverse()
+        return out
+
+
 class Ledger:
     """Versions, statuses and typed edges of every key; see the module docstring for the
     exact meaning of each operation. Operations return the id of the version they wrote
@@ -174,18 +231,35 @@ class Ledger:
     supported (noop)."""
 
     def __init__(self) -> None:
-        # Parallel lists indexed by version id.
-        self._key: list[tuple[str, ...]] = []
+        # Per version, indexed by version id. Numbers live in arrays of 4-byte integers (a
+        # ledger of 2**31 versions would need hundreds of GB first) and statuses are codes
+        # (STATUSES' positions): a million versions cost tens of MB, not hundreds.
+        self._kno = array("i")                # the version's key, as its key number
         self._value: list[str | None] = []
         self._evidence: list[EvidenceLike] = []
-        self._status: list[str] = []
-        self._support: list[int] = []
-        self._pred: list[int] = []            # target of the version's supersedes edge
-        self._edges: list[tuple[str, int, int]] = []
+        self._status = bytearray()
+        # Support and the supersedes target are kept where they are not what an accept
+        # writes (support 1; the key's version before it), which is almost nowhere.
+        self._support_other: dict[int, int] = {}     # version -> its support, when not 1
+        self._pred_other: dict[int, int] = {}        # version -> its target, when not _prev
+        self._prev = array("i")               # the key's version before it (_NONE: first)
+        # Typed edges, in the order written: kind code, src, dst.
+        self._edge_kind = bytearray()
+        self._edge_src = array("i")
+        self._edge_dst = array("i")
         self._observations: list[EvidenceLike] = []
-        self._ids: dict[tuple[str, ...], list[int]] = {}   # key -> version ids, oldest first
-        self._head: dict[tuple[str, ...], int] = {}        # absent: the key is empty
+        # Per key, indexed by key number.
+        self._keyno: dict[tuple[str, ...], int] = {}
+        self._keys: list[tuple[str, ...]] = []
+        self._last = array("i")               # the key's newest version
+        self._count = array("i")              # how many versions the key has
+        # The key's head (_NONE: the key is empty), where it is not the key's newest version.
+        self._heads_other: dict[int, int] = {}
         self._open: dict[tuple[str, ...], list[int]] = {}  # contested key -> open alternatives
+        # Keys an operation other than accept (and noop) ever touched: only their lineage needs
+        # the walk along the supersedes edges; every other key's lineage is its ids, newest
+        # first (`lineage_ids`).
+        self._irregular: set[tuple[str, ...]] = set()
         # Counts the writes that went through: readers keep derived reads (lineages, hops) until
         # it moves. Not part of dump(): two equal ledgers may have taken different paths.
         self._revision = 0
@@ -196,27 +270,116 @@ class Ledger:
         decreases or repeats)."""
         return self._revision
 
+    # ---- the tables ----------------------------------------------------------------------
+    def _head_of(self, key) -> int | None:
+        k = self._keyno.get(key)
+        if k is None:
+            return None
+        head = self._heads_other.get(k, self._last[k])
+        return None if head == _NONE else head
+
+    def _set_head(self, key, vid: int) -> None:
+        k = self._keyno[key]
+        if vid == self._last[k]:
+            self._heads_other.pop(k, None)
+        else:
+            self._heads_other[k] = vid
+
+    def _pred_of(self, vid: int) -> int:
+        """The target of the version's supersedes edge, _NONE when it has none."""
+        found = self._pred_other.get(vid)
+        return self._prev[vid] if found is None else found
+
+    def _set_pred(self, vid: int, pred: int) -> None:
+        if pred == self._prev[vid]:
+            self._pred_other.pop(vid, None)
+        else:
+            self._pred_other[vid] = pred
+
+    def _support_of(self, vid: int) -> int:
+        return self._support_other.get(vid, 1)
+
+    def _ids_of(self, key) -> list[int]:
+        """The key's version ids, oldest first."""
+        k = self._keyno.get(key)
+        if k is None:
+            return []
+        return _Newest(self._prev, self._last[k], self._count[k]).oldest_first()
+
+    def _edge(self, kind: int, src: int, dst: int) -> None:
+        self._edge_kind.append(kind)
+        self._edge_src.append(src)
+        self._edge_dst.append(dst)
+
+    def _edge_list(self) -> list[tuple[str, int, int]]:
+        return [(EDGE_KINDS[k], s, d)
+                for k, s, d in zip(self._edge_kind, self._edge_src, self._edge_dst)]
+
     # ---- writing -----------------------------------------------------------------------
     def _append(self, key, value, evidence, status: str, support: int, pred: int) -> int:
         self._revision += 1
         vid = len(self._value)
-        self._key.append(key)
+        k = self._keyno.get(key)
+        if k is None:
+            k = self._keyno[key] = len(self._keys)
+            self._keys.append(key)
+            self._last.append(vid)
+            self._count.append(1)
+            self._heads_other[k] = _NONE          # empty until the caller sets its head
+            self._prev.append(_NONE)
+        else:
+            # The head stays where it is (the caller moves it): past the new version now.
+            head = self._heads_other.get(k, self._last[k])
+            self._prev.append(self._last[k])
+            self._last[k] = vid
+            self._count[k] += 1
+            self._heads_other[k] = head
+        self._kno.append(k)
         self._value.append(value)
         self._evidence.append(evidence)
-        self._status.append(status)
-        self._support.append(support)
-        self._pred.append(pred)
-        ids = self._ids.get(key)
-        if ids is None:
-            self._ids[key] = [vid]
-        else:
-            ids.append(vid)
+        self._status.append(_STATUS_CODE[status])
+        if support != 1:
+            self._support_other[vid] = support
+        self._set_pred(vid, pred)
         return vid
 
     def accept(self, key: tuple[str, ...], value: str, evidence: EvidenceLike) -> int:
         """The new value becomes the head; the old head becomes superseded."""
         _check_write(key, value, evidence)
-        return self._replace(key, value, evidence, SUPERSEDED)
+        if key in self._open:
+            return self._replace(key, value, evidence, _SUPERSEDED)
+        # What `_replace` does, for the common case (no open alternative), in one place.
+        self._revision += 1
+        vid = len(self._value)
+        k = self._keyno.get(key)
+        if k is None:
+            self._keyno[key] = len(self._keys)
+            self._keys.append(key)
+            self._last.append(vid)
+            self._count.append(1)
+            self._prev.append(_NONE)
+            k = len(self._keys) - 1
+        else:
+            previous = self._last[k]
+            heads = self._heads_other
+            head = heads.pop(k, previous) if heads else previous
+            if head == _NONE:
+                self._pred_other[vid] = _NONE
+            else:
+                self._status[head] = _SUPERSEDED
+                self._edge_kind.append(_SUPERSEDES)
+                self._edge_src.append(vid)
+                self._edge_dst.append(head)
+                if head != previous:
+                    self._pred_other[vid] = head
+            self._prev.append(previous)
+            self._last[k] = vid
+            self._count[k] += 1
+        self._kno.append(k)
+        self._value.append(value)
+        self._evidence.append(evidence)
+        self._status.append(_ACTIVE)
+        return vid
 
     def reject(self, key: tuple[str, ...], value: str, evidence: EvidenceLike) -> int:
         """The new value becomes the head; the old head becomes contradicted."""
@@ -224,26 +387,30 @@ class Ledger:
         head = self._need_head(key, "reject", "accept")
         self._need_new_value(key, value, head, "reject",
                              "noop supports the head; resolve picks an alternative")
-        return self._replace(key, value, evidence, CONTRADICTED)
+        self._irregular.add(key)
+        return self._replace(key, value, evidence, _CONTRADICTED)
 
-    def _replace(self, key, value, evidence, old_status: str) -> int:
-        head = self._head.get(key)
+    def _replace(self, key, value, evidence, old_status: int) -> int:
+        head = self._head_of(key)
         vid = self._append(key, value, evidence, ACTIVE, 1, _NONE if head is None else head)
         if head is not None:
             self._status[head] = old_status
-            self._edges.append((SUPERSEDES, vid, head))
+            self._edge(_SUPERSEDES, vid, head)
             for alt in self._open.pop(key, ()):
                 self._status[alt] = old_status
-        self._head[key] = vid
+        self._set_head(key, vid)
         return vid
 
     def accept_many(self, writes: Iterable[tuple[tuple[str, ...], str, EvidenceLike]]) -> int:
         """`accept` of each (key, value, evidence) in order, faster; returns the number
         accepted. The same result as calling accept in order, to the byte (a test checks it),
         including on a bad write: the writes before it stay, and ProvenanceError is raised."""
-        keys, values, evidences = self._key, self._value, self._evidence
-        statuses, supports, preds = self._status, self._support, self._pred
-        edges, ids_of, heads, open_ = self._edges, self._ids, self._head, self._open
+        kno, values, evidences = self._kno, self._value, self._evidence
+        statuses, prevs, pred_other = self._status, self._prev, self._pred_other
+        edge_kind, edge_src, edge_dst = self._edge_kind, self._edge_src, self._edge_dst
+        keyno, keys, last, count, heads_other = (self._keyno, self._keys, self._last,
+                                                 self._count, self._heads_other)
+        open_ = self._open
         known = _EVIDENCE_TYPES
         # Counted before the first write: a bad write midway keeps the writes before it.
         self._revision += 1
@@ -253,29 +420,37 @@ class Ledger:
             if type(key) is not tuple or type(value) is not str or not value \
                     or type(evidence) not in known:
                 _check_write(key, value, evidence)
-            head = heads.get(key)
-            if head is None:
-                preds.append(_NONE)
-                ids = ids_of.get(key)
-                if ids is None:
-                    ids_of[key] = [vid]
-                else:
-                    ids.append(vid)
+            k = keyno.get(key)
+            if k is None:
+                k = keyno[key] = len(keys)
+                keys.append(key)
+                last.append(vid)
+                count.append(1)
+                prevs.append(_NONE)
             else:
-                if open_ and key in open_:
-                    self._replace(key, value, evidence, SUPERSEDED)
-                    vid += 1
-                    continue
-                statuses[head] = SUPERSEDED
-                edges.append((SUPERSEDES, vid, head))
-                preds.append(head)
-                ids_of[key].append(vid)
-            keys.append(key)
+                previous = last[k]
+                head = heads_other.pop(k, previous) if heads_other else previous
+                if head == _NONE:
+                    pred_other[vid] = _NONE
+                else:
+                    if open_ and key in open_:
+                        heads_other[k] = head
+                        self._replace(key, value, evidence, _SUPERSEDED)
+                        vid += 1
+                        continue
+                    statuses[head] = _SUPERSEDED
+                    edge_kind.append(_SUPERSEDES)
+                    edge_src.append(vid)
+                    edge_dst.append(head)
+                    if head != previous:
+                        pred_other[vid] = head
+                prevs.append(previous)
+                last[k] = vid
+                count[k] += 1
+            kno.append(k)
             values.append(value)
             evidences.append(evidence)
-            statuses.append(ACTIVE)
-            supports.append(1)
-            heads[key] = vid
+            statuses.append(_ACTIVE)
             vid += 1
         return vid - start
 
@@ -285,8 +460,9 @@ class Ledger:
         head = self._need_head(key, "contest", "accept")
         self._need_new_value(key, value, head, "contest", "noop supports it")
         vid = self._append(key, value, evidence, CONTESTED, 1, _NONE)
-        self._status[head] = CONTESTED
-        self._edges.append((ALTERNATIVE_OF, vid, head))
+        self._irregular.add(key)
+        self._status[head] = _CONTESTED
+        self._edge(_ALTERNATIVE_OF, vid, head)
         self._open.setdefault(key, []).append(vid)
         return vid
 
@@ -302,16 +478,17 @@ class Ledger:
                 f"cannot revoke {show_key(key)}: it is contested (head #{head} and "
                 f"{len(self._open[key])} open alternative(s)); settle it with resolve first")
         tomb = self._append(key, None, evidence, REVOKED, 0, _NONE)
-        self._edges.append((REVOKES, tomb, head))
-        self._status[head] = REVOKED
-        back = self._pred[head]
-        while back != _NONE and self._status[back] == REVOKED:
-            back = self._pred[back]
+        self._irregular.add(key)
+        self._edge(_REVOKES, tomb, head)
+        self._status[head] = _REVOKED
+        back = self._pred_of(head)
+        while back != _NONE and self._status[back] == _REVOKED:
+            back = self._pred_of(back)
         if back == _NONE:
-            del self._head[key]
+            self._set_head(key, _NONE)
         else:
-            self._status[back] = ACTIVE
-            self._head[key] = back
+            self._status[back] = _ACTIVE
+            self._set_head(key, back)
         return tomb
 
     def resolve(self, key: tuple[str, ...], choice: int | str) -> int:
@@ -319,10 +496,10 @@ class Ledger:
         parties are contradicted."""
         alternatives = self._open.get(key)
         if not alternatives:
-            state = "empty" if key not in self._head else \
-                f"{self._status[self._head[key]]}, not contested"
+            head = self._head_of(key)
+            state = "empty" if head is None else f"{self.status(head)}, not contested"
             raise ProvenanceError(f"cannot resolve {show_key(key)}: the key is {state}")
-        head = self._head[key]
+        head = self._head_of(key)
         parties = [head] + alternatives
         if type(choice) is int:
             chosen = choice if choice in parties else None
@@ -335,12 +512,12 @@ class Ledger:
         self._revision += 1
         del self._open[key]
         for party in parties:
-            self._status[party] = CONTRADICTED
-        self._status[chosen] = ACTIVE
+            self._status[party] = _CONTRADICTED
+        self._status[chosen] = _ACTIVE
         if chosen != head:
-            self._pred[chosen] = head
-            self._edges.append((SUPERSEDES, chosen, head))
-            self._head[key] = chosen
+            self._set_pred(chosen, head)
+            self._edge(_SUPERSEDES, chosen, head)
+            self._set_head(key, chosen)
         return chosen
 
     def noop(self, key: tuple[str, ...], value: str, evidence: EvidenceLike) -> int:
@@ -354,15 +531,15 @@ class Ledger:
                 f"noop on {show_key(key)}: no open version holds {value!r} (head #{head} is "
                 f"{self._value[head]!r}); a new value needs accept, contest or reject")
         self._revision += 1
-        self._support[target] += 1
-        self._edges.append((SUPPORTED_BY, target, len(self._observations)))
+        self._support_other[target] = self._support_of(target) + 1
+        self._edge(_SUPPORTED_BY, target, len(self._observations))
         self._observations.append(evidence)
         return target
 
     def _need_head(self, key, op: str, instead: str | None) -> int:
-        head = self._head.get(key)
+        head = self._head_of(key)
         if head is None:
-            state = "empty (every version revoked)" if key in self._ids else "empty"
+            state = "empty (every version revoked)" if key in self._keyno else "empty"
             hint = f"; {instead} writes a first value" if instead else ""
             raise ProvenanceError(f"cannot {op} {show_key(key)}: the key is {state}{hint}")
         return head
@@ -383,51 +560,82 @@ class Ledger:
             raise ProvenanceError(f"no version #{vid} (the ledger has {len(self._value)} "
                                   "versions)")
         ev = self._evidence[vid]
-        return Version(vid, self._key[vid], self._value[vid], self._status[vid], ev.serial,
-                       ev.line, ev.text, self._support[vid])
+        return Version(vid, self._keys[self._kno[vid]], self._value[vid],
+                       STATUSES[self._status[vid]], ev.serial, ev.line, ev.text,
+                       self._support_of(vid))
 
     def status(self, vid: int) -> str:
-        return self._status[vid]
+        return STATUSES[self._status[vid]]
 
     def status_of(self, key: tuple[str, ...], evidence: EvidenceLike) -> str | None:
         """Status of the version of `key` written with this evidence (the same object, else
         an equal one; the latest such version), or None if there is none."""
-        ids = self._ids.get(key)
+        ids = self._ids_of(key)
         if not ids:
             return None
         found = self._evidence
         for vid in reversed(ids):
             if found[vid] is evidence:
-                return self._status[vid]
+                return self.status(vid)
         for vid in reversed(ids):
             if found[vid] == evidence:
-                return self._status[vid]
+                return self.status(vid)
         return None
 
     def head(self, key: tuple[str, ...]) -> Version | None:
         """The current value of the key (active, or contested), None when the key is empty."""
-        vid = self._head.get(key)
+        vid = self._head_of(key)
         return None if vid is None else self.version(vid)
 
     def history(self, key: tuple[str, ...]) -> tuple[Version, ...]:
         """Every version of the key, tombstones included, in the order they were written."""
-        return tuple(self.version(v) for v in self._ids.get(key, ()))
+        return tuple(self.version(v) for v in self._ids_of(key))
 
     def lineage(self, key: tuple[str, ...]) -> tuple[Version, ...]:
         """The versions a reader may take, in the order it should prefer them: the head, the
         open alternatives of a contested head (newest first), then the head's predecessors
         along the supersedes edges (newest first). Tombstones, revoked and contradicted
         versions (retracted, or judged wrong) are not in it; an empty key has none."""
-        head = self._head.get(key)
+        return tuple(self.version(v) for v in self._lineage(key))
+
+    def _lineage(self, key) -> list[int]:
+        head = self._head_of(key)
         if head is None:
-            return ()
+            return []
         order = [head, *reversed(self._open.get(key, ()))]
-        back = self._pred[head]
+        back = self._pred_of(head)
         while back != _NONE:
             order.append(back)
-            back = self._pred[back]
-        return tuple(self.version(v) for v in order
-                     if self._status[v] not in (REVOKED, CONTRADICTED))
+            back = self._pred_of(back)
+        status = self._status
+        return [v for v in order if status[v] not in (_REVOKED, _CONTRADICTED)]
+
+    def lineage_ids(self, key: tuple[str, ...]) -> Sequence[int]:
+        """The ids of `lineage(key)`, in the same order, without a `Version` per id: what a
+        reader that steps back one version at a time needs (the path search). A key only ever
+        accepted gets a view of its ids, newest first, that costs nothing to make however
+        many versions it has; it keeps showing the versions of the moment it was made."""
+        if key in self._irregular:
+            return tuple(self._lineage(key))
+        k = self._keyno.get(key)
+        if k is None:
+            return ()
+        return _Newest(self._prev, self._last[k], self._count[k])
+
+    def value(self, vid: int) -> str | None:
+        """The value of version `vid` (None for a tombstone)."""
+        return self._value[vid]
+
+    def values(self, vids: Iterable[int]) -> Iterator[str | None]:
+        """The value of each version, in the order given (a reader stepping back along a
+        lineage reads many)."""
+        values = self._value
+        return (values[vid] for vid in vids)
+
+    def evidence(self, vid: int) -> EvidenceLike:
+        """The evidence version `vid` was written with, as it was given (a `Fact` for the
+        store's versions)."""
+        return self._evidence[vid]
 
     def alternatives(self, key: tuple[str, ...]) -> tuple[Version, ...]:
         """The open alternatives of a contested key (empty otherwise), oldest first."""
@@ -435,22 +643,29 @@ class Ledger:
 
     def predecessor(self, vid: int) -> int | None:
         """The version `vid` supersedes, if any."""
-        back = self._pred[vid]
+        back = self._pred_of(vid)
         return None if back == _NONE else back
 
     def keys(self) -> list[tuple[str, ...]]:
         """Every key ever written, empty ones included, sorted."""
-        return sorted(self._ids)
+        return sorted(self._keyno)
+
+    def _heads_by_key(self) -> list[tuple[tuple[str, ...], int]]:
+        heads, last = self._heads_other, self._last
+        found = ((key, heads.get(k, last[k])) for key, k in self._keyno.items())
+        return sorted((key, head) for key, head in found if head != _NONE)
 
     def frontier(self) -> dict[tuple[str, ...], Version]:
         """The active frontier: key -> head, for every key that is not empty, sorted by key."""
-        return {key: self.version(self._head[key]) for key in sorted(self._head)}
+        return {key: self.version(head) for key, head in self._heads_by_key()}
 
     def edges(self, key: tuple[str, ...] | None = None) -> tuple[Edge, ...]:
         """Typed edges in the order written; with a key, those leaving its versions."""
         if key is None:
-            return tuple(Edge(*e) for e in self._edges)
-        return tuple(Edge(*e) for e in self._edges if self._key[e[1]] == key)
+            return tuple(Edge(*e) for e in self._edge_list())
+        k = self._keyno.get(key)
+        kno = self._kno
+        return tuple(Edge(*e) for e in self._edge_list() if kno[e[1]] == k)
 
     def observation(self, oid: int) -> Evidence:
         ev = self._observations[oid]
@@ -458,16 +673,16 @@ class Ledger:
 
     def observations(self, vid: int) -> tuple[Evidence, ...]:
         """Evidence of the noops that support version `vid`, in order."""
-        return tuple(self.observation(dst) for kind, src, dst in self._edges
+        return tuple(self.observation(dst) for kind, src, dst in self._edge_list()
                      if kind == SUPPORTED_BY and src == vid)
 
     def dump(self) -> bytes:
         """The whole ledger as canonical JSON (sorted keys): equal dumps, equal ledgers."""
         return orjson.dumps({
-            "versions": [self.version(v).to_json() | {"pred": self._pred[v]}
+            "versions": [self.version(v).to_json() | {"pred": self._pred_of(v)}
                          for v in range(len(self._value))],
-            "edges": self._edges,
-            "heads": [[list(k), v] for k, v in sorted(self._head.items())],
+            "edges": self._edge_list(),
+            "heads": [[list(k), v] for k, v in self._heads_by_key()],
             "open": [[list(k), v] for k, v in sorted(self._open.items())],
             "observations": [list(self.observation(i))
                              for i in range(len(self._observations))],

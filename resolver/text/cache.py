@@ -19,13 +19,14 @@ import os
 import tempfile
 from dataclasses import replace
 from functools import lru_cache
+from itertools import repeat
 from pathlib import Path
 
 import orjson
 
 from resolver._version import __version__
 from resolver.text import grammar
-from resolver.text.facts import Fact, ParseResult, UnparsedLine, normalise, parse_context
+from resolver.text.facts import Fact, Lines, ParseResult, UnparsedLine, normalise, parse_context
 
 ENV = "FACTRES_CACHE"
 # Bumped when the file layout below changes; part of the key, so old files are never misread.
@@ -97,13 +98,19 @@ def _read(file: Path, key: str, text: str, path: str | None,
         obj = orjson.loads(data)
         if obj["key"] != key or obj["format"] != FORMAT:
             return None
-        lines = text.split("\n")
+        lines = Lines(text)
         relations = obj["relations"]
         columns = obj["facts"]
         numbers = columns["line"]
-        facts = tuple(map(Fact, columns["serial"], columns["subject"],
-                          [relations[i] for i in columns["relation"]], columns["object"],
-                          numbers, [lines[n - 1] for n in numbers]))
+        if numbers and not 1 <= min(numbers) <= max(numbers) <= len(lines):
+            return None
+        # One string per name, as a parse makes them (orjson makes one per occurrence).
+        names: dict[str, str] = {}
+        subjects = [names.setdefault(n, n) for n in columns["subject"]]
+        objects = [names.setdefault(n, n) for n in columns["object"]]
+        facts = tuple(map(Fact, columns["serial"], subjects,
+                          [relations[i] for i in columns["relation"]], objects,
+                          numbers, repeat(lines, len(numbers))))
         if len(facts) != obj["count"]:
             return None
         unparsed = tuple(UnparsedLine(n, lines[n - 1], reason) for n, reason in obj["unparsed"])

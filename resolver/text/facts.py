@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import re
 import threading
+from bisect import bisect_left
+from itertools import accumulate, repeat
+from operator import add
+from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -45,14 +49,131 @@ _HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f
 _LINE_END = " \t\r\n"
 
 
-@dataclass(frozen=True, slots=True)
+class Lines:
+    """The lines of one text, cut out when asked for, and the serial of the fact on each line:
+    what the facts of one parse share (`Fact.text`, `Fact.serial`), so a fact costs an offset
+    and an array slot instead of a string and a number of its own (the context text is kept
+    anyway)."""
+    __slots__ = ("_text", "_starts", "_serials", "_big", "_shift")
+
+    def __init__(self, text: str, parts: list[str] | None = None, first_line: int = 1) -> None:
+        """`parts`: `text.split("\n")`, when the caller has it already. `first_line`: the number
+        of the text's first line in a longer text (a stream's pieces, `parse_fact_lines`); the
+        facts' `line` counts in that longer text, and index `line - first_line` here."""
+        if parts is None:
+            parts = text.split("\n")
+        # Offsets fit 4 bytes below 4 GB of text. Each line starts one past the previous
+        # line's end (its line break); the last entry is one past the text's end.
+        starts = array("I" if len(text) < 2 ** 32 - 2 else "q")
+        starts.extend(accumulate(map(add, map(len, parts), repeat(1)), initial=0))
+        self._text, self._starts = text, starts
+        self._serials = array("i", bytes(4 * (len(starts) - 1)))
+        self._big: dict[int, int] = {}       # line index -> a serial past 64 bits
+        self._shift = first_line - 1
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1
+
+    def __getitem__(self, index: int) -> str:
+        """Line `index + 1` (0-based, as in `text.split("\n")`, counted from line 1 of the longer
+        text when `first_line` is given), without its line break."""
+        starts = self._starts
+        index -= self._shift
+        if index < 0:
+            index += len(starts) - 1
+        if not 0 <= index < len(starts) - 1:
+            raise IndexError(index)
+        return self._text[starts[index]:starts[index + 1] - 1]
+
+    def _put_serial(self, index: int, serial: int) -> None:
+        index -= self._shift
+        try:
+            self._serials[index] = serial
+        except OverflowError:
+            self._serials[index] = -1
+            self._big[index] = serial
+
+    def _serial(self, index: int) -> int:
+        index -= self._shift
+        serial = self._serials[index]
+        return self._big[index] if serial == -1 and index in self._big else serial
+
+
+_set = object.__setattr__
+_FACT_FIELDS = ("serial", "subject", "relation", "object", "line", "text")
+
+
 class Fact:
-    serial: int      # the number the haystack gives the fact; later serials supersede earlier
-    subject: str     # verbatim, as written in the line
-    relation: str    # canonical relation name (see relations.py)
-    object: str      # verbatim; may hold commas and full stops ("Washington, D.C.")
-    line: int        # 1-based line number in the context text (the header is line 1)
-    text: str        # the line as written, without its line break
+    """One fact line, read. Immutable; equal when every field is equal (as a frozen dataclass).
+
+    Fields:
+        serial    the number the haystack gives the fact; later serials supersede earlier
+        subject   verbatim, as written in the line
+        relation  canonical relation name (see relations.py)
+        object    verbatim; may hold commas and full stops ("Washington, D.C.")
+        line      1-based line number in the context text (the header is line 1)
+        text      the line as written, without its line break
+
+    `text` may be given as the `Lines` of the context, which then holds the fact's line and
+    its serial (one fact per line): a store of a million facts keeps one text and one array,
+    not a million line strings and numbers besides it."""
+    __slots__ = ("subject", "relation", "object", "line", "_source")
+    __match_args__ = _FACT_FIELDS
+
+    def __init__(self, serial: int, subject: str, relation: str, object: str, line: int,
+                 text: str | Lines) -> None:
+        # `object` is a field name (the parameter shadows the builtin): slots are set
+        # through `_set`, the builtin's __setattr__ taken at import.
+        if text.__class__ is Lines:
+            try:
+                text._serials[line - 1 - text._shift] = serial
+            except OverflowError:
+                text._put_serial(line - 1, serial)
+            _set(self, "_source", text)
+        else:
+            _set(self, "_source", (serial, text))
+        _set(self, "subject", subject)
+        _set(self, "relation", relation)
+        _set(self, "object", object)
+        _set(self, "line", line)
+
+    @property
+    def serial(self) -> int:
+        source = self._source
+        if source.__class__ is tuple:
+            return source[0]
+        return source._serial(self.line - 1)
+
+    @property
+    def text(self) -> str:
+        source = self._source
+        if source.__class__ is tuple:
+            return source[1]
+        return source[self.line - 1]
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}: a Fact is immutable")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}: a Fact is immutable")
+
+    def _fields(self) -> tuple:
+        return (self.serial, self.subject, self.relation, self.object, self.line, self.text)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Fact(" + ", ".join(f"{n}={v!r}" for n, v in zip(_FACT_FIELDS,
+                                                               self._fields())) + ")"
+
+    def __reduce__(self):
+        return (Fact, self._fields())
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,16 +208,22 @@ class FactBuilder:
     def __init__(self) -> None:
         from lark import Tree  # lazily, with the parser (see the module docstring)
         self._tree = Tree
-        self.lines: list[str] = []
+        self.lines: Lines | list[str] = []
+        # Names recur (an entity is named by every fact about it): one string per name.
+        self.names: dict[str, str] = {}
 
     def __default__(self, data, children, meta):
         if data in ("start", "line") or data.startswith("_"):
             # Lark's inlined helper rules (the `(fact | _NL)*` loop) expect a Tree back.
             return self._tree(data, children, meta)
         serial, subject, obj = children
-        line = serial.line + self.line_offset
-        return Fact(int(serial.value[:-2]), subject.value, data,
-                    obj.value.rstrip(_LINE_END)[:-1], line, self.lines[line - 1])
+        names = self.names
+        subject = subject.value
+        subject = names.setdefault(subject, subject)
+        obj = obj.value.rstrip(_LINE_END)[:-1]
+        obj = names.setdefault(obj, obj)
+        return Fact(int(serial.value[:-2]), subject, data, obj, serial.line + self.line_offset,
+                    self.lines)
 
 
 def _plugins() -> dict:
@@ -174,24 +301,27 @@ def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (
         raise InputError("empty input: no header and no fact lines", path=path,
                          expected='"Here is a list of facts:" and numbered fact lines')
     lines = text.split("\n")
+    source = Lines(text, lines)
     if lines and lines[-1] == "":
         lines.pop()
+    count = len(lines)
+    has_header = bool(lines) and lines[0].strip() == HEADER
+    blank = sum(1 for s in lines if not s.strip())
+    del lines                  # the facts cut their lines from `source`, as they are read
     parser = fact_parser(fast)
     from lark.exceptions import UnexpectedInput  # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
     with _lock:
-        builder.lines, builder.line_offset = lines, 0
+        builder.lines, builder.line_offset, builder.names = source, 0, {}
         try:
             facts = _facts_of(parser.parse(text, start="start"))
             unparsed: list[UnparsedLine] = []
         except UnexpectedInput:
-            facts, unparsed = _parse_line_by_line(parser, builder, lines)
+            facts, unparsed = _parse_line_by_line(parser, builder, source, count)
         finally:
-            builder.lines, builder.line_offset = [], 0
-    has_header = bool(lines) and lines[0].strip() == HEADER
-    blank = sum(1 for s in lines if not s.strip())
+            builder.lines, builder.line_offset, builder.names = [], 0, {}
     _check_serials(facts, path)
-    return ParseResult(tuple(facts), tuple(unparsed), len(lines) - blank, has_header, path,
+    return ParseResult(tuple(facts), tuple(unparsed), count - blank, has_header, path,
                        blank, notes)
 
 
@@ -202,7 +332,7 @@ def parse_line(raw: str, fast: bool = True) -> Fact:
     from lark.exceptions import UnexpectedInput  # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
     with _lock:
-        builder.lines, builder.line_offset = [raw], 0
+        builder.lines, builder.line_offset, builder.names = Lines(raw), 0, {}
         try:
             fact = _facts_of(parser.parse(raw, start="line"))[0]
             _check_serials([fact], None)
@@ -211,20 +341,7 @@ def parse_line(raw: str, fast: bool = True) -> Fact:
             raise InputError(_reason(raw, exc), line=1, context=raw,
                              expected="a fact line in one of the MQuAKE templates") from None
         finally:
-            builder.lines = []
-
-
-class _Numbered:
-    """Lines seen through their 1-based numbers in a longer text: `FactBuilder` reads a fact's
-    text as `lines[number - 1]`, and the pieces a stream parses start at `first_line`."""
-
-    __slots__ = ("lines", "shift")
-
-    def __init__(self, lines: list[str], first_line: int) -> None:
-        self.lines, self.shift = lines, first_line - 1
-
-    def __getitem__(self, index: int) -> str:
-        return self.lines[index - self.shift]
+            builder.lines, builder.names = [], {}
 
 
 def parse_fact_lines(lines: list[str], first_line: int = 1, *, fast: bool = True
@@ -244,7 +361,7 @@ def parse_fact_lines(lines: list[str], first_line: int = 1, *, fast: bool = True
     builder: FactBuilder = parser.options.transformer
     facts, unparsed = [], []
     with _lock:
-        builder.lines = _Numbered(lines, first_line)
+        builder.lines, builder.names = Lines("\n".join(lines), lines, first_line), {}
         try:
             for number, raw in enumerate(lines, start=first_line):
                 builder.line_offset = number - 1
@@ -253,33 +370,37 @@ def parse_fact_lines(lines: list[str], first_line: int = 1, *, fast: bool = True
                 except UnexpectedInput as exc:
                     unparsed.append(UnparsedLine(number, raw, _reason(raw, exc)))
         finally:
-            builder.lines, builder.line_offset = [], 0
+            builder.lines, builder.line_offset, builder.names = [], 0, {}
     return facts, unparsed
 
 
 def parse_fact_block(lines: list[str], first_line: int = 1, *, fast: bool = True
                      ) -> list[Fact] | None:
     """`parse_fact_lines` in one LALR pass only: the facts, or None when some line fits no
-    template (the caller then cuts the text otherwise, or asks `parse_fact_lines` why)."""
+    template (the caller then cuts the text otherwise, or asks `parse_fact_lines` why). The
+    facts share one `Lines` of the block, as a parse's facts share the context's."""
     if not lines:
         return []
     parser = fact_parser(fast)
     from lark.exceptions import UnexpectedInput  # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
+    text = "\n".join(lines)
     with _lock:
-        builder.lines, builder.line_offset = _Numbered(lines, first_line), first_line - 1
+        builder.lines, builder.line_offset = Lines(text, lines, first_line), first_line - 1
+        builder.names = {}
         try:
-            return _facts_of(parser.parse("\n".join(lines), start="start"))
+            return _facts_of(parser.parse(text, start="start"))
         except UnexpectedInput:
             return None
         finally:
-            builder.lines, builder.line_offset = [], 0
+            builder.lines, builder.line_offset, builder.names = [], 0, {}
 
 
-def _parse_line_by_line(parser, builder, lines):
+def _parse_line_by_line(parser, builder, source: Lines, count: int):
     from lark.exceptions import UnexpectedInput  # loaded with the parser
     facts, unparsed = [], []
-    for number, raw in enumerate(lines, start=1):
+    for number in range(1, count + 1):
+        raw = source[number - 1]
         if not raw.strip():
             continue
         if number == 1 and raw.strip() == HEADER:
@@ -307,21 +428,29 @@ def _reason(raw: str, exc: UnexpectedInput) -> str:
 
 
 def _check_serials(facts: list[Fact], path: str | None) -> None:
-    seen: dict[int, Fact] = {}
+    # Serials so far increase strictly, so the first that does not is the first error: a
+    # duplicate when an earlier fact has it (found by bisection in the increasing prefix),
+    # else out of order. No table of every serial: a million facts would need one.
     previous: Fact | None = None
-    for fact in facts:
-        if fact.serial > MAX_SERIAL:
-            raise InputError(f"serial {fact.serial} is too large", path=path, line=fact.line,
+    last = -1
+    for at, fact in enumerate(facts):
+        serial = fact.serial
+        if serial > MAX_SERIAL:
+            raise InputError(f"serial {serial} is too large", path=path, line=fact.line,
                              context=fact.text, expected=f"a serial of at most {MAX_SERIAL} "
                              "(2^63 - 1)")
-        if fact.serial in seen:
-            first = seen[fact.serial]
-            raise InputError(f"duplicate serial {fact.serial}: also on line {first.line}",
-                             path=path, line=fact.line, context=fact.text,
-                             expected="each serial once")
-        if previous is not None and fact.serial < previous.serial:
-            raise InputError(f"serial {fact.serial} is out of order: line {previous.line} has "
-                             f"serial {previous.serial}", path=path, line=fact.line,
+        if previous is not None and serial <= last:
+            low = bisect_left(facts, serial, 0, at, key=_serial_of)
+            if low < at and facts[low].serial == serial:
+                first = facts[low]
+                raise InputError(f"duplicate serial {serial}: also on line {first.line}",
+                                 path=path, line=fact.line, context=fact.text,
+                                 expected="each serial once")
+            raise InputError(f"serial {serial} is out of order: line {previous.line} has "
+                             f"serial {last}", path=path, line=fact.line,
                              context=fact.text, expected="serials in increasing order")
-        seen[fact.serial] = fact
-        previous = fact
+        previous, last = fact, serial
+
+
+def _serial_of(fact: Fact) -> int:
+    return fact.serial
