@@ -238,6 +238,17 @@ def test_the_readme_headline_figures_are_the_committed_runs():
     assert f"store could do is {optimum}" in head
     blind = metrics("blind-mh-search-reading")
     assert f"**{cell(blind['pooled mh'])}** (`blind-mh-search-reading`)" in head
+    # abstaining below medium: what the committed calibration of the blind confidence set says
+    calibration = orjson.loads((RESULTS / "oracle-calibration-blind-conf" / "calibration.json")
+                               .read_bytes())
+    runs = {r["run"]: {x["label"]: x for x in r["labels"]} for r in calibration["runs"]}
+    unanswerable, answerable = runs["blind-conf-unanswerable"], runs["blind-conf-search"]
+    left = unanswerable["none"]["questions"] + unanswerable["low"]["questions"]
+    kept = answerable["high"]["right"] + answerable["medium"]["right"]
+    right = sum(x["right"] for x in answerable.values())
+    total = sum(x["questions"] for x in answerable.values())
+    assert f"leaves **{left}** of them unanswered" in head
+    assert f"keeps **{kept}** of the {right} right answers to its {total} answerable" in head
 
 
 def test_the_readme_is_short():
