@@ -9,12 +9,19 @@ live plan sets compiled by the same compilers (`resolver.plan.planning.compile_l
 run builds from it (the same facts, serials, lines and texts), so it gives the same answers and
 the same traces.
 
-When the tail is committed: a fact is complete when the next fact starts or a line break
-follows it; otherwise it waits, since a chunk may end inside it ("... is Washington, D." +
-"C."). `flush()` commits the tail; `query` flushes first, so a question always sees everything
-ingested. Thread-safe: one lock around every read and write."""
+When the tail is committed: a fact is complete when the next fact starts, or when a line break
+follows it outside a memorize frame; otherwise it waits, since a chunk may end inside it ("... is
+Washington, D." + "C."). `flush()` commits the tail for good (the end of the text). A query, and
+every read of the store, sees the tail *provisionally*: the facts it would give if the text
+ended here (less a trailing fragment that can still become the next fact's serial, "... Apple.
+1") are in the store while the query reads it, but they stay pending: when the text goes on,
+the tail is read again, and a provisional fact that the rest of the text changed ("St." then
+"Louis.") is taken back before the real one is committed. So queries between chunks never
+change what the chunks give: the store after the last chunk and a `flush` is the one-shot store,
+whatever was asked in between. Thread-safe: one lock around every read and write."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from collections import Counter
@@ -23,7 +30,7 @@ from dataclasses import dataclass, field
 from resolver.errors import InputError
 from resolver.haystack import Question
 from resolver.memory import harness
-from resolver.memory.stream import PASSED_KINDS, FactReader, Report
+from resolver.memory.stream import PASSED_KINDS, UNPARSED, FactReader, Report
 from resolver.plan.planning import LIVE_SETS, compile_live
 from resolver.search.candidates import Hop
 from resolver.search.confidence import NONE, Confidence, abstention, below, rank
@@ -111,9 +118,11 @@ class Memory:
     --plans live:NAME`), `mode` the resolver ("search", or "plain" latest-wins execution);
     both may be overridden per query."""
 
-    def __init__(self, plan_sets: tuple[str, ...] = LIVE_SETS, mode: str = "search") -> None:
+    def __init__(self, plan_sets: tuple[str, ...] | str = LIVE_SETS, mode: str = "search"
+                 ) -> None:
+        plan_sets = _plan_sets(plan_sets)
         self._check(plan_sets, mode)
-        self.plan_sets, self.mode = tuple(plan_sets), mode
+        self.plan_sets, self.mode = plan_sets, mode
         self._lock = threading.RLock()
         self.reset()
 
@@ -138,14 +147,21 @@ class Memory:
             # evicting it) would wait for the cyclic collector instead of being freed at once.
             self._reader = FactReader(functools.partial(_by_serial, store))
             self._held = b""                   # an incomplete UTF-8 sequence between chunks
+            # The last facts of the store that are the tail read provisionally (not committed
+            # for good), and whether they are up to date with the reader.
+            self._provisional: list[Fact] = []
+            self._viewed = True
 
     @property
     def store(self) -> FactStore:
-        return self._store
+        """The store as a query sees it: every committed fact, and the tail provisionally."""
+        with self._lock:
+            self._view()
+            return self._store
 
     @property
     def ledger(self) -> Ledger:
-        return self._store.ledger
+        return self.store.ledger
 
     @property
     def tail(self) -> str:
@@ -156,18 +172,24 @@ class Memory:
                 ) -> dict[str, tuple[Version, ...]]:
         """relation -> every version of (entity, relation), oldest first (`FactStore.history`)."""
         with self._lock:
+            self._view()
             return self._store.history(entity, relation)
 
     def frontier(self, relation: str | None = None) -> list[tuple[str, Version]]:
         """(subject, head) of every key: the current values (`FactStore.frontier`)."""
         with self._lock:
+            self._view()
             return self._store.frontier(relation)
 
     # ---- writing -----------------------------------------------------------------------------
     def ingest(self, chunk: str | bytes) -> IngestResult:
-        """Read a chunk of any size, cut anywhere: commit every fact it completes. A chunk that
-        is not text, or not UTF-8, raises InputError and changes nothing. Bytes may end inside
-        a character: the rest of it is expected at the start of the next chunk."""
+        """Read a chunk of any size: commit every fact it completes, and report every piece it
+        completes that is not committed. A raw text may be cut anywhere; between memorize
+        frames see docs/memory.md (the harness cuts between sentences). A chunk that is not
+        text, or not UTF-8, raises InputError and changes nothing. Bytes may end inside a
+        character: the next chunk must then be bytes that begin with the rest of it (a str
+        chunk is refused until they come). A piece's report comes back from the call that
+        completes it, which may be a later call than the one that brought its text."""
         with self._lock:
             if isinstance(chunk, (bytes, bytearray, memoryview)):
                 data = self._held + bytes(chunk)
@@ -175,24 +197,75 @@ class Memory:
                 text, held = _text_of(data[:cut]), data[cut:]
                 self._held = held
             else:
+                if self._held:
+                    raise InputError(
+                        f"a str chunk after a bytes chunk that ended inside a character (byte(s) "
+                        f"{_hex(self._held)} held): the rest of that character must come first",
+                        expected="bytes that complete the character, then any chunks")
                 text = _text_of(chunk)
             return self._apply(self._reader.feed(text))
 
     def flush(self) -> IngestResult:
-        """Commit the held tail as complete (the end of the text, for now)."""
+        """Commit the held tail as complete (the end of the text, for now). Bytes that began a
+        character which never came whole are reported and dropped."""
         with self._lock:
-            if self._held:
-                # a character cut short and never completed: refused, the state kept as it is
-                text = _text_of(self._held)
-                self._held = b""
-                self._apply(self._reader.feed(text))
-            return self._apply(self._reader.flush())
+            held, self._held = self._held, b""
+            result = self._apply(self._reader.flush())
+            if held:
+                # after the tail, on a line of its own in the canonical layout
+                dangling = Report(UNPARSED, self._reader.lines + 1, _hex(held),
+                                  f"the text ends inside a UTF-8 character (byte(s) "
+                                  f"{_hex(held)} with no continuation): dropped")
+                result = dataclasses.replace(result, reports=result.reports + (dangling,))
+            return result
 
     def _apply(self, batch) -> IngestResult:
-        self._store.extend(batch.facts)
+        """Commit a batch read for good. Provisional facts it confirms are already in the
+        store; one it contradicts is taken back first (with every provisional fact after it)."""
+        facts = batch.facts
+        if self._provisional:
+            same = 0
+            for real, seen in zip(facts, self._provisional):
+                if real != seen:
+                    break
+                same += 1
+            wrong = self._provisional[same:] if same < len(facts) else []
+            if wrong:
+                self._take_back(len(wrong))
+            self._provisional = [] if wrong else self._provisional[same:]
+            self._store.extend(facts[same:])
+        else:
+            self._store.extend(facts)
+        self._viewed = False
         passed = {kind: batch.passed.get(kind, 0) for kind in PASSED_KINDS}
-        return IngestResult(len(batch.facts), passed, tuple(batch.reports),
-                            tuple(batch.facts), len(self._reader.tail))
+        return IngestResult(len(facts), passed, tuple(batch.reports), tuple(facts),
+                            len(self._reader.tail))
+
+    def _view(self) -> None:
+        """Bring the provisional facts up to date with the tail (see the module docstring)."""
+        if self._viewed:
+            return
+        wanted = self._reader.provisional()
+        have = self._provisional
+        same = 0
+        for a, b in zip(wanted, have):
+            if a != b:
+                break
+            same += 1
+        if same < len(have):
+            self._take_back(len(have) - same)
+        self._store.extend(wanted[same:])
+        self._provisional = wanted
+        self._viewed = True
+
+    def _take_back(self, count: int) -> None:
+        """Drop the store's last `count` facts (provisional ones the text has changed): the
+        store is append-only, so it is built again without them. Rare: only a query that came
+        while the tail ended inside an object holding a full stop ("... city of St.")."""
+        kept = list(self._store)[:len(self._store) - count]
+        store = self._store = FactStore(kept)
+        store.ledger
+        self._reader.rebind(functools.partial(_by_serial, store))
 
     # ---- reading -----------------------------------------------------------------------------
     def query(self, prompt: str, *, plan_sets: tuple[str, ...] | None = None,
@@ -206,7 +279,7 @@ class Memory:
         if not isinstance(prompt, str):
             raise InputError(f"a query must be text, not {type(prompt).__name__}",
                              expected="a question or a harness prompt (str)")
-        sets = self.plan_sets if plan_sets is None else tuple(plan_sets)
+        sets = self.plan_sets if plan_sets is None else _plan_sets(plan_sets)
         mode = self.mode if mode is None else mode
         self._check(sets, mode)
         if abstain_below is not None:
@@ -216,7 +289,7 @@ class Memory:
                 raise InputError(str(exc)) from None
         question = harness.question_of(prompt)
         with self._lock:
-            self.flush()
+            self._view()
             if not len(self._store):
                 return Answer("", question, NOTHING_INGESTED)
             if not question:
@@ -227,6 +300,25 @@ class Memory:
             resolve = resolve_question if mode == "search" else resolve_question_plain
             prediction = resolve(q, self._store, compiled)
         return _answer(prediction, abstain_below)
+
+
+def _plan_sets(plan_sets) -> tuple[str, ...]:
+    """A single name stands for itself ("rules" is ("rules",), not ("r", "u", ...))."""
+    if isinstance(plan_sets, str):
+        return (plan_sets,)
+    try:
+        names = tuple(plan_sets)
+    except TypeError:
+        raise InputError(f"plan_sets must be names, not {type(plan_sets).__name__}",
+                         expected=f"a name or a tuple of names, of {', '.join(LIVE_SETS)}") from None
+    if not all(isinstance(n, str) for n in names):
+        raise InputError("plan_sets must be names (str)",
+                         expected=f"a name or a tuple of names, of {', '.join(LIVE_SETS)}")
+    return names
+
+
+def _hex(data: bytes) -> str:
+    return " ".join(f"0x{b:02x}" for b in data)
 
 
 def _by_serial(store: FactStore, serial: int) -> Fact | None:

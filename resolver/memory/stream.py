@@ -17,16 +17,33 @@ Two layers, both resumable at any character:
    before "<serial>. " when a full stop and blanks come first and the serial is the next one
    (the current fact's serial + 1). Any other "N. " after a full stop ("7373. 1. FFC Frankfurt
    is ...", a serial out of order) is a boundary only when the grammar reads both sides as
-   facts; "Czech 2. Liga" is no candidate at all (no full stop before it). The last fact of a
-   feed stays as the tail: "... is Washington, D.C." may go on ("... D.C. United."), so it is
-   committed when the next fact starts, when a line break follows it, or at `flush` (which
-   `Memory.query` calls first).
+   facts, or when the text before it has no serial of its own ("junk text. 2. ..." is no fact
+   whatever follows: it is reported alone); "Czech 2. Liga" is no candidate at all (no full
+   stop before it).
 
+Which tails are complete. The text after the last piece start may still grow, so it stays
+pending until it is known complete:
+- the next fact starts after it ("... Apple. 1. "): complete;
+- a line break follows it outside a memorize frame: complete at once; inside a frame the break
+  may be the frame's (its acknowledgement follows), and the fact may go on in the next frame
+  ("St." | "Louis."), so it waits;
+- it ends in a full stop: it may still go on ("... Washington, D.C." + " United."), so it waits;
+- it ends in a fragment that can become the next fact's serial ("... Apple. 1", "... Apple.
+  1."): it waits, and that fragment is never read as part of the object before it except at
+  the end of the text;
+- `flush` is the end of the text: everything held is read as written, as `factres parse` reads
+  it.
+`provisional` gives what a query may see meanwhile: the tail read as if the text ended there,
+less such a serial fragment, without reading it for good.
+
+Text known to hold no piece start is not searched again when more arrives, so a long stretch
+with no serial costs its length once.
 Each complete piece then goes through the grammar (`resolver.text.facts.parse_fact_lines`, one
 LALR pass per feed) and the serial rules: a serial above the last committed one is committed (as
 `factres parse` reads the same text); the same serial with the same fact again is passed over as
-a repeat; a serial repeated with another fact, a serial below the last, and text that fits no
-template are reported, in the words `factres parse` uses, and never committed.
+a repeat; a serial repeated with another fact, a serial below the last, a serial above 2^63 - 1
+(`factres parse` refuses it; a report then has no `serial`) and text that fits no template are
+reported, in the words `factres parse` uses, and never committed.
 
 `line` is the line the piece has in the canonical layout of what arrived: the header on line 1,
 then one line per piece (committed, repeated or reported) in arrival order, blank lines not
@@ -34,13 +51,15 @@ counted. For a standard context, fed whole or in any chunks, that is the line `f
 gives the fact, and a piece's `text` is its line as written (without surrounding blanks)."""
 from __future__ import annotations
 
+import copy
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
 from resolver.memory.harness import FRAME_ACKNOWLEDGEMENT, FRAME_INSTRUCTION, FRAME_OPENING
-from resolver.text.facts import BOM, HEADER, Fact, parse_fact_block, parse_fact_lines
+from resolver.text.facts import (BOM, HEADER, MAX_SERIAL, Fact, parse_fact_block,
+                                 parse_fact_lines, too_large, TOO_LARGE_EXPECTED)
 
 # What is passed over, by kind (IngestResult.passed_over counts them under these names).
 FRAMING, INSTRUCTION, ACKNOWLEDGEMENT, HEADER_KIND, REPEAT = (
@@ -77,6 +96,25 @@ _CUT = re.compile(r"\.[ \t]+(?=\d+\. )")
 # Where a piece may start: after a line break, or at a serial after a full stop and blanks.
 _STARTS = re.compile(r"\n|(?<=\.)[ \t]+(?=\d+\. )")
 _TAIL_WINDOW = 1024
+# What a start may span back over when more text arrives: its blanks, and the digits, full
+# stop and blank of the serial its lookahead reads.
+_START_CHARS = frozenset(" \t0123456789.")
+# The end of a tail that may be the next fact's serial arriving: a full stop, blanks, then its
+# digits (or the first of them), with or without its full stop and blank ("Apple. 1", "Apple.
+# 1.", "Apple. 12." on the way to "Apple. 123. ").
+_SERIAL_FRAGMENT = re.compile(r"(?<=\.)[ \t]+(\d+)(?:\.[ \t]*)?\Z")
+# A number past this many digits is above MAX_SERIAL however it goes on: it is not converted.
+_SERIAL_DIGITS = len(str(MAX_SERIAL))
+
+
+def _number(digits: str) -> int:
+    """A serial's digits as a number for the reader's decisions; any number above MAX_SERIAL
+    reads as MAX_SERIAL + 1 (never the next serial, and never a ValueError for a 5,000-digit
+    one)."""
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > _SERIAL_DIGITS:
+        return MAX_SERIAL + 1
+    return min(int(digits), MAX_SERIAL + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +149,8 @@ class FactReader:
         self._pending = ""           # text told apart, not yet cut into complete facts
         self._join: str | None = None   # after a shape: what joins the text that follows
         self._started = False
+        self._framed = False         # inside a memorize frame (its acknowledgement not yet read)
+        self._bare = 0               # how much of `_pending` is known to hold no piece start
         self._line = 1               # lines used in the canonical layout (the header's is 1)
         self._last: Fact | None = None
         self._batch = Batch()
@@ -126,6 +166,15 @@ class FactReader:
     def last_serial(self) -> int | None:
         return None if self._last is None else self._last.serial
 
+    @property
+    def lines(self) -> int:
+        """Lines used so far in the canonical layout (the header's included)."""
+        return self._line
+
+    def rebind(self, earlier: Callable[[int], Fact | None]) -> None:
+        """Look committed facts up through `earlier` from now on (the caller's new store)."""
+        self._earlier = earlier
+
     def feed(self, text: str) -> Batch:
         """Read a chunk; returns the facts it completed (not yet committed anywhere: the
         caller commits them), the shapes passed over and the pieces reported."""
@@ -134,6 +183,30 @@ class FactReader:
     def flush(self) -> Batch:
         """The end of the stream for now: the held tail is read as complete."""
         return self._read("", final=True)
+
+    def provisional(self) -> list[Fact]:
+        """The facts the held tail would give if the stream ended here, without reading it for
+        good (the reader is left as it is): what a query sees of the tail. A trailing fragment
+        that can still become the next fact's serial ("... Apple. 1" or "... Apple. 1.", the
+        digits being the next serial or its beginning) is left out, so it is never glued to
+        the object before it. Reports are left out too: the tail is not complete yet, and it is
+        reported when it is read for good."""
+        if not self.tail:
+            return []
+        reader = copy.copy(self)
+        if not reader._raw:
+            reader._pending = self._without_serial_fragment(reader._pending)
+        return reader.flush().facts
+
+    def _without_serial_fragment(self, text: str) -> str:
+        fragment = _SERIAL_FRAGMENT.search(text)
+        if fragment is None:
+            return text
+        own = _SERIAL.match(text[self._last_start(text[:fragment.start()]):].lstrip())
+        anchor = _number(own.group(1)) if own else self.last_serial
+        if anchor is not None and not str(anchor + 1).startswith(fragment.group(1)):
+            return text                # not the next serial: "... Op. 7" may be an object
+        return text[:fragment.start()]
 
     # ---- layer 1: the harness's shapes -------------------------------------------------------
     def _read(self, text: str, final: bool) -> Batch:
@@ -154,6 +227,10 @@ class FactReader:
                 break
             self._add(parts, raw[pos:m.start()])
             self._mark(parts, "\n" if kind == HEADER_KIND else " ")
+            if kind in (FRAMING, INSTRUCTION):
+                self._framed = True
+            elif kind == ACKNOWLEDGEMENT:
+                self._framed = False
             batch.passed[kind] += 1
             pos = m.end()
         self._add(parts, raw[pos:end])
@@ -201,22 +278,41 @@ class FactReader:
     # ---- layer 2: facts ----------------------------------------------------------------------
     def _cut(self, final: bool) -> None:
         text = self._pending
-        # A line break at the end says nothing yet: a frame's acknowledgement may follow it (the
-        # break is then the frame's, not the end of a fact line).
+        # Inside a frame, a line break at the end says nothing yet: the frame's acknowledgement
+        # may follow it (the break is then the frame's, and the fact may go on in the next
+        # frame, "St." | "Louis."). Outside a frame a line break ends the fact at once.
         body = text
-        if not final:
+        if not final and self._framed:
             stripped = text.rstrip()
             if "\n" in text[len(stripped):]:
                 body = stripped
-        cut = len(body) if final else self._last_start(body)
-        if self._fast(body[:cut]):
+        if final:
+            cut = len(body)
+        else:
+            # Text known to hold no piece start is not searched again: a long stretch with
+            # no serial, fed in small chunks, costs its length once, not once per chunk.
+            cut = self._last_start(body, min(self._bare, len(body)))
+        if cut == 0 and not final:
+            self._bare = len(body)
+            return
+        self._bare = 0
+        if self._fast(body, cut):
             self._pending = text[cut:]
             return
         self._pending = self._careful(body, final) + text[len(body):]
 
     @staticmethod
-    def _last_start(text: str) -> int:
-        """Where the last piece starts: the text from there may not be complete yet."""
+    def _last_start(text: str, bare: int = 0) -> int:
+        """Where the last piece starts: the text from there may not be complete yet. `text[:bare]`
+        is known to hold no start (one may still span back into it from the new text)."""
+        if bare:
+            since = bare
+            while since > 0 and text[since - 1] in _START_CHARS:
+                since -= 1
+            last = None
+            for last in _STARTS.finditer(text, max(0, since - 1)):
+                pass
+            return 0 if last is None else last.end()
         window = max(0, len(text) - _TAIL_WINDOW)
         while True:
             last = None
@@ -228,13 +324,23 @@ class FactReader:
                 return 0
             window = max(0, window - 8 * _TAIL_WINDOW)
 
-    def _fast(self, region: str) -> bool:
-        """The common case in one pass: the region's pieces are consecutive serials, each one
-        fact. False (nothing done) when anything else may be the case."""
-        region = region.strip()
-        if not region:
+    def _fast(self, body: str, cut: int) -> bool:
+        """The common case in one pass: the pieces of `body[:cut]` are consecutive serials, each
+        one fact. False (nothing done) when anything else may be the case. The cuts are found
+        in the whole body: a serial just before `cut` ("... Rick Perry. 2." before "1. FK
+        Pribram") is cut off by the lookahead that reads on past `cut`, not glued to the object
+        before it."""
+        region = body[:cut]
+        if not region.strip():
             return True
-        canon = _CUT.sub(".\n", region)
+        parts, at = [], 0
+        for m in _CUT.finditer(body):
+            if m.end() > cut:
+                break
+            parts.append(region[at:m.start()])
+            at = m.end()
+        parts.append(region[at:])
+        canon = ".\n".join(parts).strip()
         if "\n\n" in canon or " \n" in canon or "\n " in canon or "\t" in canon:
             return False
         lines = canon.split("\n")
@@ -245,6 +351,8 @@ class FactReader:
         if self._last is not None and first != self._last.serial + 1:
             return False
         if [f.serial for f in facts] != list(range(first, first + len(facts))):
+            return False
+        if facts[-1].serial > MAX_SERIAL:
             return False
         self._commit_all(facts)
         self._line = facts[-1].line
@@ -270,16 +378,18 @@ class FactReader:
         pieces: list[str] = []
         start = 0
         own = _SERIAL.match(line.lstrip())
-        current = int(own.group(1)) if own else None
+        current = _number(own.group(1)) if own else None
         candidates = list(_CANDIDATE.finditer(line))
         for j, m in enumerate(candidates):
-            number = int(m.group(1))
+            number = _number(m.group(1))
             anchor = current if current is not None else previous
             if anchor is None or number != anchor + 1:
-                if not self._fits(line[start:m.start()]):
+                # Text with no serial of its own ("junk text. 2. The capital ...") is no fact
+                # whatever follows: only the text after the serial must read as one.
+                if current is not None and not self._fits(line[start:m.start()]):
                     continue
                 following = next((c for c in candidates[j + 1:]
-                                  if int(c.group(1)) == number + 1), None)
+                                  if _number(c.group(1)) == number + 1), None)
                 if following is None and not terminated:
                     return pieces, line[start:], previous     # undecided until more arrives
                 if not self._fits(line[m.start(1):following.start() if following else None]):
@@ -315,12 +425,18 @@ class FactReader:
         by_line: dict[int, Fact | Report] = {f.line: f for f in facts}
         for u in unparsed:
             own = _SERIAL.match(u.text)
-            by_line[u.line] = Report(UNPARSED, u.line, u.text, u.reason,
-                                     int(own.group(1)) if own else None)
+            by_line[u.line] = Report(UNPARSED, u.line, u.text, u.reason, _shown(own))
         for number in range(first, first + len(pieces)):
             item = by_line[number]
             if isinstance(item, Report):
                 batch.reports.append(item)
+                continue
+            if item.serial > MAX_SERIAL:
+                # Refused as `factres parse` refuses it; never committed (no writer of the
+                # results holds it), and never a number in a report (`serial` is None).
+                batch.reports.append(Report(UNPARSED, item.line, item.text,
+                                            f"{too_large(item.serial)} (expected "
+                                            f"{TOO_LARGE_EXPECTED})"))
                 continue
             last = self._last
             if last is None or item.serial > last.serial:
@@ -350,6 +466,14 @@ class FactReader:
     def _commit_all(self, facts: list[Fact]) -> None:
         self._batch.facts.extend(facts)
         self._last = facts[-1]
+
+
+def _shown(own: re.Match | None) -> int | None:
+    """A report's serial: None when there is none, or when it is above MAX_SERIAL."""
+    if own is None:
+        return None
+    number = _number(own.group(1))
+    return number if number <= MAX_SERIAL else None
 
 
 def _same_fact(a: Fact, b: Fact) -> bool:

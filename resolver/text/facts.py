@@ -38,6 +38,55 @@ NOTE_CRLF = "CRLF line endings read as LF"
 # results (orjson, numpy, CP-SAT) holds exactly. A serial above it is refused at parse time,
 # naming the line, rather than failing later in the parse cache or the run's output.
 MAX_SERIAL = 2**63 - 1
+# Python refuses to read (or write) an integer of more digits than this
+# (`sys.get_int_max_str_digits`); a serial longer than that is never converted.
+_MAX_DIGITS = 4300
+# A serial longer than this is named by its length in messages, not written out.
+_SHOWN_DIGITS = 30
+
+
+class HugeSerial(int):
+    """The serial of a line whose number has too many digits to read (more than Python converts):
+    it is above MAX_SERIAL, so it is refused wherever a serial is checked, and it remembers how
+    many digits it had, for the message."""
+    digits: int
+
+    def __new__(cls, digits: int) -> HugeSerial:
+        serial = super().__new__(cls, MAX_SERIAL + 1)
+        serial.digits = digits
+        return serial
+
+    def __reduce__(self):
+        return (HugeSerial, (self.digits,))
+
+
+def read_serial(digits: str) -> int:
+    """A serial's digits as a number; a `HugeSerial` when they are too many to convert (a
+    5,000-digit serial is refused as too large, never a ValueError)."""
+    if len(digits) > _MAX_DIGITS:
+        significant = digits.lstrip("0")
+        if len(significant) > _MAX_DIGITS:
+            return HugeSerial(len(digits))
+        digits = significant or "0"
+    return int(digits)
+
+
+def serial_words(serial: int) -> str:
+    """A serial for a message: "serial 12", or "a serial of 5,000 digits" when it is too long
+    to show (the line it came from is shown cut to 200 characters anyway)."""
+    if isinstance(serial, HugeSerial):
+        return f"a serial of {serial.digits:,} digits"
+    if serial > 10 ** _SHOWN_DIGITS:
+        return f"a serial of {len(str(serial)):,} digits"
+    return f"serial {serial}"
+
+
+def too_large(serial: int) -> str:
+    """The words for a serial above MAX_SERIAL (the same in `parse` and the memory)."""
+    return f"{serial_words(serial)} is too large"
+
+
+TOO_LARGE_EXPECTED = f"a serial of at most {MAX_SERIAL} (2^63 - 1)"
 # What a line may hold that prints as nothing or acts on a terminal: C0/C1 control characters
 # (NUL, BEL, ESC: ANSI sequences), U+2028/U+2029 and the bidirectional controls (tab excepted:
 # templates are matched on spaces, and a tab is visible as space). Such a line is read as
@@ -222,7 +271,8 @@ class FactBuilder:
         subject = names.setdefault(subject, subject)
         obj = obj.value.rstrip(_LINE_END)[:-1]
         obj = names.setdefault(obj, obj)
-        return Fact(int(serial.value[:-2]), subject, data, obj, serial.line + self.line_offset,
+        return Fact(read_serial(serial.value[:-2]), subject, data, obj,
+                    serial.line + self.line_offset,
                     self.lines)
 
 
@@ -436,9 +486,8 @@ def _check_serials(facts: list[Fact], path: str | None) -> None:
     for at, fact in enumerate(facts):
         serial = fact.serial
         if serial > MAX_SERIAL:
-            raise InputError(f"serial {serial} is too large", path=path, line=fact.line,
-                             context=fact.text, expected=f"a serial of at most {MAX_SERIAL} "
-                             "(2^63 - 1)")
+            raise InputError(too_large(serial), path=path, line=fact.line,
+                             context=fact.text, expected=TOO_LARGE_EXPECTED)
         if previous is not None and serial <= last:
             low = bisect_left(facts, serial, 0, at, key=_serial_of)
             if low < at and facts[low].serial == serial:
