@@ -9,7 +9,9 @@ writes; the text is never stored escaped.
 - `terminal`: control characters (C0 and C1, DEL, NUL, BEL, ESC and so every ANSI sequence),
   the Unicode line and paragraph separators (U+2028, U+2029) and the bidirectional controls
   are shown as visible escapes (`\\x07`, `\\x1b`, `\\u2028`, `\\n`), so a name can neither
-  ring the bell, recolour the terminal, reorder a line nor break one.
+  ring the bell, recolour the terminal, reorder a line nor break one; so are the invisible
+  format characters (zero-width space and joiners, word joiner, soft hyphen, a BOM inside the
+  text), so two names that print alike but differ are told apart.
 - `markdown`: a GitHub table cell or an HTML comment: the same visible escapes, then the
   backslash, `|` (a cell boundary), `<` and `>` (HTML, so `-->` cannot close a comment),
   `*`, `` ` `` and `~` (emphasis, code, strike) and factres's own table marks `§ † ‡ ↑ ↓`
@@ -36,7 +38,11 @@ import re
 # characters (NUL, BEL, ESC, DEL, ...), the line and paragraph separators, the bidirectional
 # marks, embeddings, overrides and isolates.
 HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e"
-                    "\u2066-\u2069]")
+                    "\u2066-\u2069"
+                    # invisible format characters: a name holding one prints as another name
+                    # ("Fr\u200bance" as "France"): zero-width space, joiners, word joiner,
+                    # invisible operators, soft hyphen, Mongolian vowel separator, BOM
+                    "\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 

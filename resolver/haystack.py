@@ -265,6 +265,10 @@ def read_row(row, path: str, number: int) -> Row:
         raise InputError(f"not an object but {_what(row)}", path=path, row=number,
                          expected=_LAYOUT)
     context = row.get("context")
+    if "context" not in row:
+        # a missing key is not a null value: say which it is
+        raise InputError("no string 'context' ('context' is missing)", path=path, row=number,
+                         expected=_LAYOUT)
     if not isinstance(context, str):
         raise InputError(f"no string 'context' ('context' is {_what(context)})",
                          path=path, row=number, expected=_LAYOUT)

@@ -134,7 +134,7 @@ def test_empty_file(tmp_path):
 @pytest.mark.parametrize("name, content, message", [
     ("a.csv", b"x", "unknown file type '.csv' (expected .json, .jsonl, .parquet or .txt)"),
     ("a.json", b"{", "not valid JSON"),
-    ("a.json", b'{"questions": []}', "row 0: no string 'context' ('context' is null)"),
+    ("a.json", b'{"questions": []}', "row 0: no string 'context' ('context' is missing)"),
     ("a.json", b"3", "JSON top level is neither an object nor a list"),
 ])
 def test_bad_files_are_named(tmp_path, name, content, message):

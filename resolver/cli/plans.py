@@ -129,13 +129,22 @@ def list_command(as_json: bool) -> None:
         click.echo(f"no plan sets in {plans_root()}")
         return
     rows = [("set", "planner", "level", "temp", "questions", "fallbacks", "status")]
+    def shown(value) -> str:
+        return "-" if value is None else str(value)
+
     for s in sets:
-        status = "ok" if s["ok"] else "CHECKSUM MISMATCH"
+        if not s["set"]:
+            status = "not a plan set (no manifest.json)"
+        elif s["ok"]:
+            status = "ok"
+        else:
+            # sums that match over lines that fail are not a checksum mismatch
+            status = "CHECKSUM MISMATCH" if not s["checksums"] else "INVALID (plans verify)"
         if s["all_failed"]:
             status += ", ALL MODEL CALLS FAILED"
-        rows.append((s["set_id"], str(s["planner"]), str(s["level"]),
+        rows.append((escape.terminal(s["set_id"]), shown(s["planner"]), shown(s["level"]),
                      "-" if s["temperature"] is None else f"{s['temperature']:g}",
-                     str(s["count"]), str(s["fallback_count"]), status))
+                     shown(s["count"]), shown(s["fallback_count"]), status))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())

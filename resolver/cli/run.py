@@ -13,7 +13,7 @@ from resolver.cli.options import (
     library_errors,
     results_dir_option,
 )
-from resolver.errors import place
+from resolver.errors import InputError, place
 from resolver.run import protocol, runs, tables
 
 
@@ -170,11 +170,14 @@ def freeze_command(config, plans, mode, reader, repair) -> None:
 
     Example: factres freeze configs/test-v1.json
     """
+    if not config.strip():
+        # Path("") is ".", which exists: the refusal would name the wrong thing
+        raise InputError("CONFIG is empty", expected="a file name for the frozen configuration")
     frozen = protocol.freeze(tuple(plans), mode, reader, repair)
     path = protocol.write_frozen(config, frozen)
     sets = ", ".join(s["spec"] for s in frozen["plan_sets"])
-    click.echo(f"froze {path}: plan sets {sets}; mode {frozen['mode']}; "
-               f"sha256 {frozen['sha256']}")
+    click.echo(escape.terminal(f"froze {path}: plan sets {sets}; mode {frozen['mode']}; "
+                               f"sha256 {frozen['sha256']}"))
 
 
 def _report_input(meta: dict) -> None:

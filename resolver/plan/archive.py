@@ -20,7 +20,7 @@ from pathlib import Path
 
 import orjson
 
-from resolver.errors import ArchiveError
+from resolver.errors import ArchiveError, clip
 from resolver.haystack import sha256_bytes
 from resolver.plan.plans import Compiled, Plan, PlanSet
 
@@ -120,6 +120,9 @@ def write_plan_set(plan_set: PlanSet, root: str | Path | None = None) -> Path:
     files[SUMS_FILE] = "".join(f"{sha256_bytes(files[n])}  {n}\n" for n in SUMMED).encode()
     tmp = Path(tempfile.mkdtemp(prefix=f".{set_id}.tmp-", dir=base))
     try:
+        # mkdtemp makes a private folder (0700); an archived set is shared as run folders are:
+        # the mode a folder gets under the user's umask (0755 under 022)
+        os.chmod(tmp, 0o777 & ~_umask())
         for name, data in files.items():
             (tmp / name).write_bytes(data)
         try:
@@ -180,12 +183,18 @@ def verify_plan_set(set_id_or_path: str | Path, root: str | Path | None = None) 
             problems.append(f"{folder / name}: sha256 mismatch")
     if problems:
         return problems
-    # Checksums match; the contents must still agree with each other.
+    # Checksums match; the contents must still agree with each other, and every line must be
+    # a plan line `load_plan_set` reads (a set that verifies is a set that can be used).
     try:
         manifest = orjson.loads((folder / MANIFEST_FILE).read_bytes())
-        lines = [orjson.loads(x) for x in (folder / PLANS_FILE).read_bytes().splitlines() if x]
     except orjson.JSONDecodeError as exc:
-        return [f"{folder}: unreadable JSON: {exc}"]
+        return [f"{folder / MANIFEST_FILE}: unreadable JSON: {exc}"]
+    if not isinstance(manifest, dict):
+        return [f"{folder / MANIFEST_FILE}: not a JSON object"]
+    try:
+        lines = read_plan_lines(folder / PLANS_FILE)[0]
+    except ArchiveError as exc:
+        return [str(exc)]
     if manifest.get("set_id") != folder.name:
         problems.append(f"{folder / MANIFEST_FILE}: set_id {manifest.get('set_id')!r} does not "
                         f"match the folder name {folder.name!r}")
@@ -214,21 +223,74 @@ def load_plan_set(set_id_or_path: str | Path, root: str | Path | None = None) ->
         more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
         raise ArchiveError(f"plan set {folder.name!r} failed verification: {problems[0]}{more}")
     manifest = orjson.loads((folder / MANIFEST_FILE).read_bytes())
+    _, plans, shas = read_plan_lines(folder / PLANS_FILE)
+    return PlanSet(manifest.get("set_id", folder.name), manifest, plans, shas)
+
+
+def _kind(value) -> str:
+    names = {dict: "a JSON object", list: "a JSON array", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def read_plan_lines(path: Path) -> tuple[list[dict], dict[str, Compiled], dict[str, str]]:
+    """plans.jsonl read and checked line by line: (the lines, qid -> plans, qid -> question
+    sha256). ArchiveError naming the file, the line and what was expected on the first line
+    that is not a plan line (not UTF-8, not JSON, not an object, a field of the wrong kind, a
+    plan the planner could not have made, a question id twice)."""
+    lines: list[dict] = []
     plans: dict[str, Compiled] = {}
     shas: dict[str, str] = {}
-    path = folder / PLANS_FILE
-    for number, raw in enumerate(path.read_bytes().splitlines(), 1):
+    data = path.read_bytes()
+    for number, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
+        where = f"{path}:{number}"
         try:
-            obj = orjson.loads(raw)
-            compiled = Compiled(tuple(Plan.from_json(p) for p in obj["plans"]),
-                                obj.get("reason", ""))
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise ArchiveError(f"{path}:{number}: not a plan line: {exc}") from None
-        plans[obj["qid"]] = compiled
-        shas[obj["qid"]] = obj.get("question_sha256", "")
-    return PlanSet(manifest.get("set_id", folder.name), manifest, plans, shas)
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ArchiveError(f"{where}: not UTF-8: byte 0x{raw[exc.start]:02x} at offset "
+                               f"{exc.start} (expected a JSON object per line)") from None
+        if number == 1 and text.startswith("\ufeff"):
+            raise ArchiveError(f"{where}: starts with a byte-order mark (factres writes none; "
+                               "expected a JSON object per line)")
+        try:
+            obj = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise ArchiveError(f"{where}: not JSON ({exc.msg}, column {exc.colno}; expected a "
+                               "JSON object per line)") from None
+        if not isinstance(obj, dict):
+            raise ArchiveError(f"{where}: line {number} is {_kind(obj)}, expected an object")
+        qid = obj.get("qid")
+        if not isinstance(qid, str) or not qid:
+            raise ArchiveError(f"{where}: 'qid' is {_kind(qid) if 'qid' in obj else 'missing'} "
+                               "(expected a non-empty string)")
+        if qid in plans:
+            raise ArchiveError(f"{where}: question id {clip(qid)!r} again (expected each once)")
+        items = obj.get("plans")
+        if not isinstance(items, list):
+            raise ArchiveError(f"{where}: 'plans' is "
+                               f"{_kind(items) if 'plans' in obj else 'missing'} "
+                               "(expected a list of plans)")
+        reason, sha = obj.get("reason", ""), obj.get("question_sha256", "")
+        if not isinstance(reason, str) or not isinstance(sha, str):
+            raise ArchiveError(f"{where}: 'reason' and 'question_sha256' must be strings")
+        read = []
+        for i, item in enumerate(items):
+            try:
+                read.append(Plan.from_json(item))
+            except ValueError as exc:
+                raise ArchiveError(f"{where}: plan {i}: {exc}") from None
+        plans[qid] = Compiled(tuple(read), reason)
+        shas[qid] = sha
+        lines.append(obj)
+    return lines, plans, shas
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def list_plan_sets(root: str | Path | None = None) -> list[dict]:
@@ -238,6 +300,14 @@ def list_plan_sets(root: str | Path | None = None) -> list[dict]:
         return []
     out = []
     for folder in sorted(p for p in base.iterdir() if p.is_dir() and SET_ID.match(p.name)):
+        if not (folder / MANIFEST_FILE).exists() and not (folder / SUMS_FILE).exists():
+            # a folder that holds no set at all (an empty one, a stray copy): said so, not
+            # listed as a set whose checksums fail
+            out.append({"set_id": folder.name, "planner": None, "model": None, "level": None,
+                        "temperature": None, "count": None, "fallback_count": None,
+                        "all_failed": False, "created": None, "ok": False, "set": False,
+                        "problems": [f"{folder}: not a plan set (no {MANIFEST_FILE})"]})
+            continue
         problems = verify_plan_set(folder)
         try:
             manifest = orjson.loads((folder / MANIFEST_FILE).read_bytes())
@@ -249,9 +319,15 @@ def list_plan_sets(root: str | Path | None = None) -> list[dict]:
                     "count": manifest.get("count"),
                     "fallback_count": manifest.get("fallback_count", 0),
                     "all_failed": manifest.get("all_failed", False),
-                    "created": manifest.get("created"), "ok": not problems,
+                    "created": manifest.get("created"), "ok": not problems, "set": True,
+                    "checksums": not any(_sums_problem(p) for p in problems),
                     "problems": problems})
     return out
+
+
+def _sums_problem(problem: str) -> bool:
+    """Whether a verification problem is about the files against SHA256SUMS."""
+    return any(words in problem for words in (SUMS_FILE, "sha256 mismatch", ": missing"))
 
 
 def derive_plan_set(plan_set: PlanSet, set_id: str, order: str = "all") -> PlanSet:

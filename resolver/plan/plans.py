@@ -22,7 +22,8 @@ class Plan:
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.chain) <= 4:
-            raise ValueError(f"a plan has 1 to 4 hops, not {len(self.chain)}: {self.chain}")
+            shown = f": {self.chain}" if len(self.chain) <= 8 else ""    # never 5,000 of them
+            raise ValueError(f"a plan has 1 to 4 hops, not {len(self.chain):,}{shown}")
         if self.answer_type not in ANSWER_TYPES:
             raise ValueError(f"unknown answer type {self.answer_type!r}")
         for step in self.chain:
@@ -36,11 +37,35 @@ class Plan:
 
     @classmethod
     def from_json(cls, obj: dict) -> "Plan":
-        return cls(obj["entity"], tuple(obj["chain"]), obj.get("answer_type", "any"),
+        """A plan from its JSON; ValueError naming what is wrong (a chain given as a string,
+        "capital", would read as seven one-letter hops)."""
+        if not isinstance(obj, dict):
+            raise ValueError(f"a plan is {_json_kind(obj)} (expected an object)")
+        for key, default in (("entity", None), ("chain", None)):
+            if key not in obj:
+                raise ValueError(f"'{key}' is missing")
+        if not isinstance(obj["entity"], str):
+            raise ValueError(f"'entity' is {_json_kind(obj['entity'])} (expected a string)")
+        chain = obj["chain"]
+        if not isinstance(chain, list) or not all(isinstance(c, str) for c in chain):
+            raise ValueError(f"'chain' is {_json_kind(chain)} (expected a list of relation "
+                             "names)" if not isinstance(chain, list) else
+                             "'chain' holds a step that is not a string (expected relation "
+                             "names)")
+        for key in ("answer_type", "compiler", "rule", "note"):
+            if key in obj and not isinstance(obj[key], str):
+                raise ValueError(f"'{key}' is {_json_kind(obj[key])} (expected a string)")
+        return cls(obj["entity"], tuple(chain), obj.get("answer_type", "any"),
                    obj.get("compiler", ""), obj.get("rule", ""), obj.get("note", ""))
 
     def describe(self) -> str:
         return f"{self.entity} -> " + " -> ".join(self.chain) + f" : {self.answer_type}"
+
+
+def _json_kind(value) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 def is_step(step: str) -> bool:

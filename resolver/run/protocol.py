@@ -108,7 +108,14 @@ def _body_sha256(body: dict) -> str:
 
 def freeze(plans: tuple[str, ...], mode: str = "search", reader: str | None = None,
            repair: str | None = None) -> dict[str, Any]:
-    """A frozen configuration of the current checkout, with the sha256 of its content."""
+    """A frozen configuration of the current checkout, with the sha256 of its content. The
+    lanes are checked as `factres run` checks them: a spec it would refuse is never frozen."""
+    # lazily: the model client's module loads its HTTP stack, which a run without lanes
+    # never needs
+    from resolver.models.ollama_client import model_of
+    for spec in (reader, repair):
+        if spec is not None:
+            model_of(spec)
     body = current_state(plans or RunConfig().plan_specs(), mode, reader, repair)
     body["sha256"] = _body_sha256(body)
     return body

@@ -10,11 +10,12 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 import re
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
-from resolver.errors import ProvenanceError
+from resolver.errors import ProvenanceError, clip
 from resolver.store.provenance import Ledger, Version
 from resolver.text.facts import Fact
 from resolver.text.relations import inventory
@@ -24,14 +25,21 @@ _WORD = re.compile(r"\w+")
 
 @lru_cache(maxsize=1 << 16)      # the search normalises the same few names again and again
 def norm(name: str) -> str:
-    """Lookup key of a name: case-folded, whitespace collapsed."""
-    return " ".join(name.split()).casefold()
+    """Lookup key of a name: case-folded, whitespace collapsed, in Unicode NFC: "Café" typed
+    with a combining accent (NFD) is the same name as with the composed "é" (NFC), as it looks
+    the same."""
+    return " ".join(_nfc(name).split()).casefold()
 
 
 def name_tokens(text: str) -> tuple[str, ...]:
     """Word tokens used to find names inside questions: case-folded, punctuation and quotes
-    ignored ("Mike D'Antoni's" -> mike d antoni s)."""
-    return tuple(_WORD.findall(text.casefold()))
+    ignored ("Mike D'Antoni's" -> mike d antoni s), in NFC as `norm`."""
+    return tuple(_WORD.findall(_nfc(text).casefold()))
+
+
+def _nfc(text: str) -> str:
+    # The check is a fast scan; nearly every name is NFC already and is returned as it is.
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,9 +339,13 @@ class FactStore:
         if norm(entity) in self._ix.spelling:
             return (f"{self.spelling(entity)!r} is never the subject of a fact (it appears "
                     "only as an object)")
-        close = difflib.get_close_matches(entity, sorted(self._ix.spelling.values()), n=3)
+        # A name far longer than any in the store has no close match worth the search, and
+        # is shown cut, as an offending line is (a 100,000-character argument, audit B A19).
+        longest = max(map(len, self._ix.spelling.values()), default=0)
+        close = difflib.get_close_matches(entity, sorted(self._ix.spelling.values()), n=3) \
+            if len(entity) <= 2 * longest + 10 else []
         hint = f" (did you mean: {', '.join(close)}?)" if close else ""
-        return f"no entity {entity!r} in the store{hint}"
+        return f"no entity {clip(entity)!r} in the store{hint}"
 
     # ---- reading -----------------------------------------------------------------------
     def __len__(self) -> int:

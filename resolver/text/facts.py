@@ -89,10 +89,14 @@ def too_large(serial: int) -> str:
 TOO_LARGE_EXPECTED = f"a serial of at most {MAX_SERIAL} (2^63 - 1)"
 # What a line may hold that prints as nothing or acts on a terminal: C0/C1 control characters
 # (NUL, BEL, ESC: ANSI sequences), U+2028/U+2029 and the bidirectional controls (tab excepted:
-# templates are matched on spaces, and a tab is visible as space). Such a line is read as
-# written and noted; output escapes it (resolver.escape).
+# templates are matched on spaces, and a tab is visible as space), and the invisible format
+# characters: zero-width space, joiners and word joiner, invisible operators, the soft hyphen,
+# the Mongolian vowel separator and a byte-order mark inside the text ("Fr\u200bance" prints as
+# "France" and is another name). Such a line is read as written and noted; output escapes it
+# (resolver.escape).
 _HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f"
-                     "\u202a-\u202e\u2066-\u2069]")
+                     "\u202a-\u202e\u2066-\u2069"
+                     "\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
 # What the OBJECT terminal carries after the object itself: the final full stop is cut
 # separately, after these, so an object's own dots survive ("Apple Inc." in "Apple Inc..").
 _LINE_END = " \t\r\n"
