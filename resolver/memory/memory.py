@@ -272,7 +272,8 @@ class Memory:
               mode: str | None = None, abstain_below: str | None = None,
               qid: str = MEMORY_SOURCE, source: str = MEMORY_SOURCE) -> Answer:
         """Answer a bare question or a whole harness prompt (`harness.question_of` finds the
-        question). The tail is committed first. An empty memory, a prompt without a question
+        question). The tail is read provisionally, never committed
+        by a query (see the module docstring). An empty memory, a prompt without a question
         and an unanswerable question give an empty answer with the reason, never an exception;
         `abstain_below` ("low", "medium", "high") empties an answer labelled below it.
         `qid` and `source` name the question in `Answer.prediction`, as a run would."""
