@@ -12,10 +12,10 @@ A request whose memory is cached is answered on the event loop (reading the JSON
 the conversation, finding its memory, the query: about 2.5 ms for the 262K context, where a
 hand-over to a worker thread costs as much again in contention for the interpreter); a new
 conversation's memory is built in a worker thread, so the loop keeps answering the others
-meanwhile. The body's limit is
-checked as it arrives (`_read_body`). Each reply's Server-Timing header gives the milliseconds
-of each step (read, parse, split, memory; for a new memory, the wait for a worker thread and
-the build; query, reply), which benchmarks/serve.py reads."""
+meanwhile. The body's limit is checked as it arrives (`_read_body`). Each reply's
+Server-Timing header gives the milliseconds of each step (read, parse, split, memory; for a new
+memory, the wait for a worker thread and the build; query, reply), which benchmarks/serve.py
+reads."""
 from __future__ import annotations
 
 import contextlib

@@ -13,13 +13,12 @@ A harness resends the same context with each of its 100 questions, so the memory
 the first one is kept, found again by the memory part (each message's role and text, in order:
 `MemoryPart`). The question, the model name and every other parameter stay out of it. Finding
 it compares the memory part in place with the one kept, character for character, so two
-conversations share a memory exactly when their memory parts are equal; the comparison is one
-memcmp against the kept copy, where encoding the text and hashing it with sha256 took two
-passes, the encoding a copy, and the hash's 0.6 ms over 1.1 MB (in
-the server, splitting the 262K context's request and finding its memory took 1.2 ms hashed,
-0.36 ms compared: benchmarks/serve.py, Server-Timing's split and memory). The key a reply shows
-(`Conversation.key`, "sha256:<hex>" of the memory part) is computed once, when the memory is
-built.
+conversations share a memory exactly when their memory parts are equal. The comparison is one
+memcmp against the kept copy, where encoding the text to UTF-8 (a copy) and hashing it with
+sha256 took two passes: in the server, splitting the 262K context's request and finding its
+memory took 1.2 ms hashed, 0.36 ms compared (benchmarks/serve.py, Server-Timing's split and
+memory). The key a reply shows (`Conversation.key`, "sha256:<hex>" of the memory part) is
+computed once, when the memory is built.
 
 Building the memory: a message holding no serial ("<digits>. ") holds no facts (a system
 prompt, an acknowledgement, an instruction) and is passed over whole, counted by role; the
