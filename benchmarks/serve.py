@@ -19,7 +19,7 @@ run's.
              out: they are not per question). Measured in a process of its own: each
              question once, in order, over a fresh store whose lazy indexes a throwaway
              question built, as a run meets them (no read cache has seen the question before);
-             --rounds such processes, and each question's least time.
+             --rounds such processes, and the one with the least p50 over all.
   bodies     the request bodies this script sends, checked byte for byte against what the
              `openai` client sends for the same call (one request per context caught by a
              listener on a loopback port), and sent with the headers it sends.
@@ -152,20 +152,23 @@ def request_body(memory: str, question: str) -> bytes:
 
 # ---- inside factres run ------------------------------------------------------------------------
 def in_run_rounds(ctx, rounds: int) -> dict[tuple[str, int], tuple[float, str]]:
-    """`in_run` in `rounds` fresh processes (forked before this one compiled any question),
-    each question's least time: (size, index) -> (seconds, the run's answer)."""
-    best: dict[tuple[str, int], tuple[float, str]] = {}
+    """`in_run` in `rounds` fresh processes (forked before this one compiled any question):
+    the round with the least p50 over all, as for the load."""
+    best, answers = None, None
     for _ in range(rounds):
         queue = MP.Queue()
         child = MP.Process(target=lambda: queue.put(in_run(ctx)))
         child.start()
         times = queue.get()
         child.join()
-        for key, (seconds, answer) in times.items():
-            if key in best and best[key][1] != answer:
-                raise SystemExit(f"in run: two rounds answer {key} differently")
-            best[key] = (min(seconds, best[key][0]) if key in best else seconds, answer)
-    return best
+        mine = {key: answer for key, (_, answer) in times.items()}
+        if answers is not None and mine != answers:
+            raise SystemExit("in run: two rounds answer differently")
+        answers = mine
+        p50 = statistics.median(seconds for seconds, _ in times.values())
+        if best is None or p50 < best[0]:
+            best = p50, times
+    return best[1]
 
 
 def in_run(ctx: dict[str, tuple[str, list[str]]]) -> dict[tuple[str, int], tuple[float, str]]:
