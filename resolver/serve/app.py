@@ -9,7 +9,7 @@ of the server's own is a 500 of the same shape, logged, and the server keeps ser
 traceback to the client.
 
 A request whose memory is cached is answered on the event loop (reading the JSON, splitting
-the conversation, finding its memory, the query: about 2.5 ms for the 262K context, where a
+the conversation, finding its memory, the query: about 2.7 ms for the 262K context, where a
 hand-over to a worker thread costs as much again in contention for the interpreter); a new
 conversation's memory is built in a worker thread, so the loop keeps answering the others
 meanwhile. The body's limit is checked as it arrives (`_read_body`). Each reply's

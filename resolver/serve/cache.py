@@ -28,7 +28,11 @@ from typing import Callable, Hashable
 # harness's frames of a context were fed and 200 questions asked (what a harness asks of one
 # 6K context). 6K: 2.25 MB, 32K: 4.87 MB, 64K: 7.96 MB, 262K: 25.2 MB; these constants give
 # 2.67, 5.03, 7.92 and 25.4 MB. About 2 MB of it is the search's memo of the hops it read
-# for those questions; a memory asked far more questions grows past its estimate.
+# for those questions; a memory asked far more questions grows past its estimate. Since the
+# store's memory per fact went down (the scale work), tracemalloc finds 2.21, 4.15, 6.42 and
+# 18.7 MiB, the memory part's text the server keeps included, against estimates of 2.60, 5.06,
+# 8.08 and 26.4 MiB with that text (benchmarks/serve.py, 2026-12-01): high by up to 1.4x,
+# which keeps fewer memories than the budget would hold, never more.
 FIXED_BYTES = 2 * 1024 * 1024
 BYTES_PER_FACT = 1150
 BYTES_PER_CHAR = 2
