@@ -184,21 +184,18 @@ def test_the_key_a_reply_shows_is_the_sha256_of_the_memory_part():
 LONG = (FACTS + " é ") * 12                      # about 2,000 characters
 
 
-def outside_the_windows(length: int) -> int:
-    """A place in a text of `length` characters that no window of its hash reads."""
-    step = length // (SAMPLES + 1)
-    assert step // 2 >= WINDOW
-    return step // 2
-
-
 def test_parts_that_hash_alike_but_differ_anywhere_are_different_memories():
     base = split(harness_messages(LONG, QUESTION))
     (_, (_, text, end)) = base.part.pieces
-    at = outside_the_windows(end)
-    swapped = "x" if text[at] != "x" else "y"
-    other = split((Message("system", SYSTEM),
-                   Message("user", text[:at] + swapped + text[at + 1:])))
-    assert hash(other.part) == hash(base.part)          # the windows cannot tell them apart
+    assert end > (SAMPLES + 2) * WINDOW                 # long enough to be hashed by windows
+
+    def changed(at: int):
+        swapped = "x" if text[at] != "x" else "y"
+        return split((Message("system", SYSTEM),
+                      Message("user", text[:at] + swapped + text[at + 1:])))
+
+    # the first character no window of the hash reads: a change there hashes alike
+    other = next(c for c in map(changed, range(end)) if hash(c.part) == hash(base.part))
     assert other.part != base.part and other.key != base.key
     cache = MemoryCache(budget=10**6)
     cache.get(base.kept, lambda: "base", lambda v: 1)
@@ -230,7 +227,7 @@ def test_the_kept_part_holds_no_question_and_counts_its_text():
 
 
 TEXTS = st.lists(st.sampled_from(["0. A is B. ", "1. C is D. ", "café ", "’ ",
-                                  "中 ", "\n", " ", "?", "x"]), max_size=40).map("".join)
+                                  "中 ", "\n", " ", "?", "x"]), max_size=80).map("".join)
 MESSAGES = st.lists(st.tuples(st.sampled_from(["system", "user", "assistant"]), TEXTS),
                     min_size=1, max_size=4)
 

@@ -31,6 +31,7 @@ fits no template and holds no serial is text too (counted as passed over, "text"
 piece that did not parse, a duplicate serial and a serial out of order are reported."""
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 import sys
@@ -48,9 +49,10 @@ REPORTS_SHOWN = 20                  # reports a reply lists (all are counted)
 _SERIAL_LIKE = re.compile(r"\d\. ")
 _ENDS = tuple(end + blank for end in ".!?" for blank in " \n\t\r")
 _NONBLANK = re.compile(r"\S")
-# A memory part's hash reads its shape and a few short windows of each message's text (both
-# ends and SAMPLES evenly spaced, at places set by the length alone, so equal parts hash
-# alike): cheap, and enough to tell contexts apart; equality then compares the whole text.
+# A memory part's hash reads its shape (each message's role and length) and SAMPLES + 2 short
+# windows of its text spread over the whole part, at places set by the lengths alone (so equal
+# parts hash alike): cheap whatever the number of messages, and enough to tell contexts apart;
+# equality then compares the whole text.
 SAMPLES = 16
 WINDOW = 32
 
@@ -66,7 +68,7 @@ class MemoryPart:
 
     def __init__(self, pieces: tuple[tuple[str, str, int], ...]) -> None:
         self.pieces = pieces                    # (role, text, end): the message's text[:end]
-        self._hash = hash(tuple((role, end, _windows(text, end)) for role, text, end in pieces))
+        self._hash = hash((tuple((role, end) for role, _, end in pieces), _windows(pieces)))
 
     def __hash__(self) -> int:
         return self._hash
@@ -106,13 +108,24 @@ class MemoryPart:
         return "sha256:" + digest.hexdigest()
 
 
-def _windows(text: str, end: int) -> tuple[str, ...]:
-    """Short windows of text[:end], at places that depend on `end` only."""
-    if end <= (SAMPLES + 2) * WINDOW:
-        return (text[:end],)
-    step = end // (SAMPLES + 1)
-    return (text[:WINDOW], text[end - WINDOW:end],
-            *(text[i * step:i * step + WINDOW] for i in range(1, SAMPLES + 1)))
+def _windows(pieces: tuple[tuple[str, str, int], ...]) -> tuple[str, ...]:
+    """Short windows of the part's text (each message's text[:end], end to end), at places that
+    depend on the ends only: the whole text when it is short."""
+    starts, total = [], 0
+    for _, _, end in pieces:
+        starts.append(total)
+        total += end
+    if total <= (SAMPLES + 2) * WINDOW:
+        return tuple(text[:end] for _, text, end in pieces)
+    out = []
+    for i in range(SAMPLES + 1):                    # from the start, evenly spaced
+        at = i * total // (SAMPLES + 1)
+        k = bisect.bisect_right(starts, at) - 1
+        _, text, end = pieces[k]
+        out.append(text[at - starts[k]:min(at - starts[k] + WINDOW, end)])
+    _, text, end = pieces[-1]
+    out.append(text[max(0, end - WINDOW):end])      # and the very end
+    return tuple(out)
 
 
 def _same_start(one: str, two: str, end: int) -> bool:
