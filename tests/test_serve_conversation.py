@@ -226,6 +226,25 @@ def test_the_kept_part_holds_no_question_and_counts_its_text():
     assert conversation.kept is kept                     # copied once
 
 
+def test_a_cached_memory_answers_without_hashing_or_copying_the_context():
+    from resolver.serve.app import Service, _Clock      # the web stack: the serve extra
+    service = Service(ServeConfig(port=0))
+
+    def request(question: str):
+        return service.prepare(orjson.dumps({"model": "gpt-4o-mini", "messages": [
+            {"role": m.role, "content": m.text} for m in harness_messages(LONG, question)]}),
+            _Clock({}))
+
+    first = request(QUESTION)[1]
+    built, cached = service.remembered(first)
+    assert not cached and built.key == first.key
+    ask, second = request("Which country is Paris located in?")
+    found = service.cache.lookup(second.part)
+    assert found is built
+    service.answer(ask, second, found, True, _Clock({}))
+    assert not {"key", "kept"} & set(vars(second))      # no sha256, no copy of the memory part
+
+
 TEXTS = st.lists(st.sampled_from(["0. A is B. ", "1. C is D. ", "café ", "’ ",
                                   "中 ", "\n", " ", "?", "x"]), max_size=80).map("".join)
 MESSAGES = st.lists(st.tuples(st.sampled_from(["system", "user", "assistant"]), TEXTS),
