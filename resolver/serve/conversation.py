@@ -16,7 +16,7 @@ it compares the memory part in place with the one kept, character for character,
 conversations share a memory exactly when their memory parts are equal. The comparison is one
 memcmp against the kept copy, where encoding the text to UTF-8 (a copy) and hashing it with
 sha256 took two passes: in the server, splitting the 262K context's request and finding its
-memory took 1.1 ms hashed, 0.35 ms compared (benchmarks/serve.py, Server-Timing's split and
+memory took 1.1 ms hashed, 0.37 ms compared (benchmarks/serve.py, Server-Timing's split and
 memory). The key a reply shows (`Conversation.key`, "sha256:<hex>" of the memory part) is
 computed once, when the memory is built.
 
