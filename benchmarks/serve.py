@@ -1,49 +1,72 @@
 """`factres serve` under load, against `factres run`; its memory against its cache budget.
 
-    python benchmarks/serve.py [--clients 8] [--cache-mb 128] [--conversations 50]
+    python benchmarks/serve.py [--clients 8] [--rounds 3] [--cache-mb 128] [--conversations 50]
 
 Every ratio comes from one run of this script. The server runs as `factres serve` in a process
-of its own on a loopback port; the clients are threads of this process, each with its own
-`openai.OpenAI()` configured only by OPENAI_BASE_URL and OPENAI_API_KEY, sending exactly what
-MemoryAgentBench's long-context agent sends (a system message, then one user message holding
+of its own on a loopback port. Every request is exactly what MemoryAgentBench's long-context
+agent sends through its `openai.OpenAI()` (a system message, then one user message holding
 every memorize frame of the context joined by line breaks, a line break and the instruction
-prompt; gpt-4o-mini, max_tokens 10).
+prompt; gpt-4o-mini, max_tokens 10, temperature 0), and every reply's answer must equal the
+run's.
 
   questions  the 200 dev questions over the 6K context and 600 seeded synthetic questions
              (benchmarks/synthetic.py: 100 single-hop and 100 multi-hop per size) over the
-             32K, 64K and 262K contexts. Each reply must equal the run's answer.
+             32K, 64K and 262K contexts.
   in run     a question's time inside `factres run`: compiling it with the live plan sets
              (`compile_live`: rules and lexicon) and `resolve_question` over the run's store
              of its context, the steps `factres run` takes per question once the context is
              parsed and its store built (parsing, scoring and writing the run folder are left
-             out: they are not per question). Measured here, in one process: each question
-             once, in order, over a fresh store whose lazy indexes a throwaway question built,
-             as a run meets them (no read cache has seen the question before).
-  load       a fresh server, each conversation warmed by one request (its memory built),
-             then the 800 questions in a seeded order, by 1 client; again with a fresh server
-             and --clients concurrent clients: requests/s, p50 and p95 latency (from the
-             client's call to its parsed reply), and the ratio of the p50 latency to the p50
-             in-run time of the same questions, per size and over all. Target: <= 3 on
-             loopback. The server's own time per request and per step (its Server-Timing
-             header: wait for a worker thread, read the body, parse the JSON, split and hash,
-             find the memory, query, write the reply) breaks the latency down; the rest is
-             the client's (the openai client encoding a body as large as the context and
-             decoding the reply) and the loopback's.
+             out: they are not per question). Measured in a process of its own: each
+             question once, in order, over a fresh store whose lazy indexes a throwaway
+             question built, as a run meets them (no read cache has seen the question before);
+             --rounds such processes, and the one with the least p50 over all.
+  bodies     the request bodies this script sends, checked byte for byte against what the
+             `openai` client sends for the same call (one request per context caught by a
+             listener on a loopback port), and sent with the headers it sends.
+  load       the 800 questions in a seeded order, over conversations a first request warmed
+             (their memory built), from 1 client and from --clients concurrent clients, each
+             client a process of its own (so no client waits for another's interpreter) on
+             one keep-alive connection, in two views:
+               http    the load generator: each client sends the pre-encoded bodies with
+                       http.client and decodes the reply, so the clients cost the server
+                       little of the machine's 2 cores;
+               openai  each client is `openai.OpenAI()` configured only by OPENAI_BASE_URL and
+                       OPENAI_API_KEY, as the harness's is, and encodes each request itself
+                       (the context again with every question): the harness's own cost.
+             For each: requests/s, p50 and p95 latency (from the client's call to its decoded
+             reply), per size and over all, and the ratio of the p50 latency to the p50 in-run
+             time of the same questions. Target (issue 25): <= 3 on loopback with --clients
+             concurrent clients. Beside them the server's own time, from its Server-Timing
+             header (read the body, parse the JSON, split the conversation, find its memory,
+             query, write the reply), and the CPU per request of the server and the clients
+             (/proc and the clients' own process time). Each configuration runs --rounds times
+             on a fresh server, and the round with the least p50 over all is reported (this
+             shared machine is noisy): the least of the rounds, said so in the output.
+  queueing   what the figures imply: with N clients each waiting for its reply before
+             sending the next, N requests are in flight, and a server that answers one at a
+             time (one process: one interpreter) makes each wait for those ahead of it, so the
+             p50 latency is about N service times (Little's law: mean latency = N /
+             requests per second), whatever the server does per request.
   rss        --conversations different conversations (the four contexts in turn, each with
              its own frame time stamps, so each is a new memory; 3 questions each) arrive at
-             two fresh servers from --clients concurrent clients: one with a cache budget of
-             --cache-mb, one that keeps nothing (budget 0), whose peak resident memory is the
-             fixed base (the process, its imports, and the transient memory of the requests
-             in flight). Target: the first's peak RSS <= the second's + the budget.
-  size       the cache's estimate of a memory (resolver/serve/cache.py) against tracemalloc,
-             for each context fed as the harness sends it, after 200 questions.
+             two fresh servers from --clients concurrent clients (the http view): one with a
+             cache budget of --cache-mb, one that keeps nothing (budget 0), whose peak
+             resident memory is the fixed base (the process, its imports, and the transient
+             memory of the requests in flight). Target: the first's peak RSS <= the second's
+             + the budget.
+  size       the cache's estimate of a memory (resolver/serve/cache.py, with the memory
+             part's text the cache keeps as its key) against tracemalloc, for each context
+             fed as the harness sends it, after 200 questions.
 
 Exits 1 when a target is missed."""
 from __future__ import annotations
 
 import argparse
 import gc
+import http.client
 import importlib.util
+import json
+import multiprocessing
 import os
 import random
 import socket
@@ -53,8 +76,10 @@ import sys
 import threading
 import time
 import tracemalloc
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -74,9 +99,14 @@ SYSTEM = ("You are a helpful assistant that can read the context and memorize it
 SIZES = ("6k", "32k", "64k", "262k")
 TARGET_RATIO = 3.0
 MODEL = "gpt-4o-mini"
+PATH = "/v1/chat/completions"
+STEPS = ("read", "parse", "split", "memory", "query", "reply")
+VIEWS = ("http", "openai")
+# The fork start method: the clients inherit the encoded bodies instead of copying them.
+MP = multiprocessing.get_context("fork")
 
 
-# ---- the questions -------------------------------------------------------------------------------
+# ---- the questions ---------------------------------------------------------------------------
 def synthetic():
     spec = importlib.util.spec_from_file_location("factres_bench_synthetic",
                                                   ROOT / "benchmarks" / "synthetic.py")
@@ -111,7 +141,36 @@ def messages(memory: str, question: str) -> list[dict]:
             {"role": "user", "content": memory + harness.prompt(question)}]
 
 
+def request_body(memory: str, question: str) -> bytes:
+    """The body the `openai` client sends for the harness's call: its JSON encoder's settings
+    (openai._utils._json: no ASCII escapes, no blanks) and its key order (`check_bodies`
+    compares the two byte for byte)."""
+    return json.dumps({"model": MODEL, "messages": messages(memory, question), "max_tokens": 10,
+                       "temperature": 0}, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode()
+
+
 # ---- inside factres run ------------------------------------------------------------------------
+def in_run_rounds(ctx, rounds: int) -> dict[tuple[str, int], tuple[float, str]]:
+    """`in_run` in `rounds` fresh processes (forked before this one compiled any question):
+    the round with the least p50 over all, as for the load."""
+    best, answers = None, None
+    for _ in range(rounds):
+        queue = MP.Queue()
+        child = MP.Process(target=lambda: queue.put(in_run(ctx)))
+        child.start()
+        times = queue.get()
+        child.join()
+        mine = {key: answer for key, (_, answer) in times.items()}
+        if answers is not None and mine != answers:
+            raise SystemExit("in run: two rounds answer differently")
+        answers = mine
+        p50 = statistics.median(seconds for seconds, _ in times.values())
+        if best is None or p50 < best[0]:
+            best = p50, times
+    return best[1]
+
+
 def in_run(ctx: dict[str, tuple[str, list[str]]]) -> dict[tuple[str, int], tuple[float, str]]:
     """(size, index) -> (seconds, the run's answer): each question once, in order, over a fresh
     store of its context whose lazy indexes one throwaway question built, as a run meets
@@ -127,6 +186,77 @@ def in_run(ctx: dict[str, tuple[str, list[str]]]) -> dict[tuple[str, int], tuple
             if i:
                 out[(size, i - 1)] = (time.perf_counter() - start, answer)
     return out
+
+
+# ---- what the openai client sends --------------------------------------------------------------
+def openai_client(url: str):
+    """The harness's client: `OpenAI()` with no arguments, configured by the environment."""
+    os.environ.update(OPENAI_BASE_URL=url, OPENAI_API_KEY="sk-bench")
+    from openai import OpenAI
+    return OpenAI()
+
+
+def capture_openai(memory: str, question: str) -> tuple[dict[str, str], bytes]:
+    """(headers, body) of the harness's call as the `openai` client sends it, caught by a
+    listener on a loopback port that answers one request with a minimal chat.completion."""
+    caught: list[tuple[bytes, bytes]] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer_one() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(1 << 16)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length:"))
+            while len(body) < length:
+                body += conn.recv(1 << 20)
+            caught.append((head, body))
+            reply = orjson.dumps({"id": "chatcmpl-0", "object": "chat.completion", "created": 0,
+                                  "model": MODEL, "choices": [{
+                                      "index": 0, "finish_reason": "stop",
+                                      "message": {"role": "assistant", "content": ""}}],
+                                  "usage": {"prompt_tokens": 0, "completion_tokens": 0,
+                                            "total_tokens": 0}})
+            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: "
+                         b"close\r\ncontent-length: %d\r\n\r\n%s" % (len(reply), reply))
+
+    thread = threading.Thread(target=answer_one)
+    thread.start()
+    try:
+        api = openai_client(f"http://127.0.0.1:{listener.getsockname()[1]}/v1")
+        api.chat.completions.create(model=MODEL, messages=messages(memory, question),
+                                    max_tokens=10, temperature=0)
+    finally:
+        thread.join(timeout=60)
+        listener.close()
+    ((head, body),) = caught
+    headers = dict(line.decode("latin-1").split(": ", 1) for line in head.split(b"\r\n")[1:])
+    return headers, body
+
+
+def check_bodies(memories: dict[str, str], ctx) -> tuple[dict[str, str], list[str]]:
+    """The `openai` client's headers for the load generator to send (but Host and
+    Content-Length, which http.client writes for each request), after checking that
+    `request_body` is byte for byte what the client sends, for one question per context."""
+    lines, headers = [], {}
+    for size, (_, questions) in ctx.items():
+        headers, body = capture_openai(memories[size], questions[0])
+        mine = request_body(memories[size], questions[0])
+        if body != mine:
+            at = next((i for i, (a, b) in enumerate(zip(body, mine)) if a != b),
+                      min(len(body), len(mine)))
+            raise SystemExit(f"bodies: the openai client's body for {size} differs from this "
+                             f"script's at byte {at}: {body[max(0, at - 40):at + 40]!r} against "
+                             f"{mine[max(0, at - 40):at + 40]!r}")
+        lines.append(f"bodies  {size:>4}: {len(body)} bytes, equal to the openai client's")
+    import openai
+    lines.append(f"bodies  sent with the openai client's headers ({openai.__version__}): "
+                 + ", ".join(k for k in headers if k.lower() not in ("host", "content-length")))
+    return {k: v for k, v in headers.items() if k.lower() not in ("host", "content-length")}, \
+        lines
 
 
 # ---- the server --------------------------------------------------------------------------------
@@ -145,18 +275,28 @@ class Server:
         deadline = time.monotonic() + 60
         while True:
             try:
-                self.client().models.list()
+                self.cache()
                 return
-            except Exception:
+            except OSError:
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     self.stop()
                     raise RuntimeError("factres serve did not start")
                 time.sleep(0.1)
 
-    def client(self):
-        os.environ.update(OPENAI_BASE_URL=self.url, OPENAI_API_KEY="sk-bench")
-        from openai import OpenAI
-        return OpenAI()
+    def get(self, path: str) -> dict:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            conn.request("GET", path)
+            return orjson.loads(conn.getresponse().read())
+        finally:
+            conn.close()
+
+    def post(self, body: bytes, headers: dict[str, str]) -> tuple[float, str, dict]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        try:
+            return timed_post(conn, body, headers)
+        finally:
+            conn.close()
 
     def rss(self) -> int:
         """Resident bytes of the server process now (Linux: /proc)."""
@@ -171,114 +311,266 @@ class Server:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def cache(self) -> dict:
-        return self.client().models.list().model_extra["factres"]["cache"]
+        return self.get("/v1/models")["factres"]["cache"]
 
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=30)
 
 
-def timed_request(api, memory: str, question: str) -> tuple[float, str, dict]:
+def server_steps(header: str | None) -> dict[str, float]:
+    """The Server-Timing header as step -> seconds."""
+    steps = {}
+    for part in (header or "").split(","):
+        name, _, dur = part.strip().partition(";dur=")
+        if dur:
+            steps[name] = float(dur) / 1e3
+    return steps
+
+
+def timed_post(conn: http.client.HTTPConnection, body: bytes, headers: dict[str, str]
+               ) -> tuple[float, str, dict]:
+    """(seconds from the call to the decoded reply, the answer, the server's steps)."""
+    start = time.perf_counter()
+    conn.request("POST", PATH, body, headers)
+    response = conn.getresponse()
+    data = response.read()
+    if response.status != 200:
+        raise RuntimeError(f"HTTP {response.status}: {data[:300]!r}")
+    answer = orjson.loads(data)["choices"][0]["message"]["content"]
+    seconds = time.perf_counter() - start
+    return seconds, answer, server_steps(response.getheader("server-timing"))
+
+
+def timed_openai(api, memory: str, question: str) -> tuple[float, str, dict]:
+    """The same through the `openai` client, which encodes the request itself."""
     start = time.perf_counter()
     raw = api.chat.completions.with_raw_response.create(
         model=MODEL, messages=messages(memory, question), max_tokens=10, temperature=0)
     reply = raw.parse()
     seconds = time.perf_counter() - start
-    steps = {}
-    for part in raw.headers.get("server-timing", "").split(","):
-        name, _, dur = part.strip().partition(";dur=")
-        if dur:
-            steps[name] = float(dur) / 1e3
-    return seconds, reply.choices[0].message.content, steps
+    return seconds, reply.choices[0].message.content, server_steps(
+        raw.headers.get("server-timing"))
 
 
-def run_load(server: Server, jobs: list[tuple[str, int, str, str]], clients: int
-             ) -> tuple[float, dict]:
-    """(wall seconds, (size, index) -> (latency, answer, server steps))."""
-    local = threading.local()
+# ---- the clients: processes of their own --------------------------------------------------------
+@dataclass
+class Job:
+    size: str
+    index: int
+    memory: str             # for the openai view, which encodes the request itself
+    question: str
+    body: bytes = field(repr=False, default=b"")    # for the http view, encoded once
 
-    def work(job):
-        if not hasattr(local, "api"):
-            local.api = server.client()
-        size, i, memory, question = job
-        return (size, i), timed_request(local.api, memory, question)
 
+def client_process(view: str, port: int, jobs: list[Job], order: list[int], headers: dict,
+                   counter, ready, go, out) -> None:
+    """One client: takes the next job until none is left, one request at a time on one
+    keep-alive connection; puts (results, CPU seconds, when its last reply came) in `out`."""
+    try:
+        if view == "http":
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+            conn.connect()
+            ask = lambda job: timed_post(conn, job.body, headers)        # noqa: E731
+        else:
+            api = openai_client(f"http://127.0.0.1:{port}/v1")
+            ask = lambda job: timed_openai(api, job.memory, job.question)  # noqa: E731
+        ready.release()
+        go.wait()
+        cpu, results = time.process_time(), []
+        while True:
+            with counter.get_lock():
+                i = counter.value
+                counter.value += 1
+            if i >= len(order):
+                break
+            results.append((order[i], *ask(jobs[order[i]])))
+        out.put((results, time.process_time() - cpu, time.perf_counter(), None))
+    except BaseException as exc:            # say what failed instead of hanging the parent
+        ready.release()
+        out.put(([], 0.0, time.perf_counter(), repr(exc)))
+
+
+@dataclass
+class Load:
+    wall: float                                     # seconds from the start to the last reply
+    results: dict[int, tuple[float, str, dict]]     # job -> (latency, answer, server steps)
+    server_cpu: float
+    client_cpu: float
+
+
+def run_clients(view: str, server: Server, jobs: list[Job], order: list[int], clients: int,
+                headers: dict, during=None) -> Load:
+    """`order` (job numbers) asked by `clients` client processes at once; `during()` runs
+    (in this process) while they do."""
+    counter, ready, go, out = MP.Value("i", 0), MP.Semaphore(0), MP.Event(), MP.Queue()
+    procs = [MP.Process(target=client_process, args=(view, server.port, jobs, order, headers,
+                                                     counter, ready, go, out))
+             for _ in range(clients)]
+    for p in procs:
+        p.start()
+    for _ in procs:
+        ready.acquire()
+    cpu = server.cpu()
     start = time.perf_counter()
-    with ThreadPoolExecutor(clients) as pool:
-        results = dict(pool.map(work, jobs))
-    return time.perf_counter() - start, results
+    go.set()
+    if during:
+        during()
+    got = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+    failed = [error for *_, error in got if error]
+    if failed:
+        raise RuntimeError(f"a client failed: {failed[0]}")
+    results = {job: rest for part, *_ in got for job, *rest in part}
+    if len(results) != len(order):
+        raise RuntimeError(f"{len(results)} replies for {len(order)} requests")
+    return Load(max(end for _, _, end, _ in got) - start, results, server.cpu() - cpu,
+                sum(c for _, c, _, _ in got))
 
 
+# ---- load ------------------------------------------------------------------------------------
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-STEPS = ("wait", "read", "parse", "split", "memory", "query", "reply")
+def one_round(view: str, jobs: list[Job], order: list[int], clients: int, headers: dict,
+              warm_bodies: dict[str, bytes]) -> tuple[Load, list[str]]:
+    """A fresh server (every question new to it), each conversation warmed by one request,
+    then the jobs."""
+    server = Server(cache_mb=512)
+    try:
+        warm = []
+        for size, body in warm_bodies.items():
+            seconds, _, steps = server.post(body, headers)
+            warm.append(f"warm    {size:>4}: first request {seconds * 1e3:.0f} ms, of which "
+                        f"building the memory {steps.get('memory', 0) * 1e3:.0f} ms")
+        load = run_clients(view, server, jobs, order, clients, headers)
+    finally:
+        server.stop()
+    return load, warm
 
 
-def bench_load(ctx, run_times, clients: int) -> tuple[bool, list[str]]:
-    lines = []
-    memories = {size: memory_text(context) for size, (context, _) in ctx.items()}
-    jobs = [(size, i, memories[size], q) for size, (_, qs) in ctx.items()
-            for i, q in enumerate(qs)]
-    random.Random(0).shuffle(jobs)
-    ok = True
-    for n in (1, clients):
-        server = Server(cache_mb=512)         # a fresh one: every question is new to it
-        try:
-            warm = server.client()
-            for size in ctx:
-                seconds, _, steps = timed_request(warm, memories[size], "Who is Q?")
-                if n == 1:
-                    lines.append(f"warm    {size:>4}: first request {seconds * 1e3:.0f} ms, of "
-                                 f"which building the memory {steps['memory'] * 1e3:.0f} ms")
-            cpu = server.cpu(), time.process_time()
-            wall, results = run_load(server, jobs, n)
-            cpu = server.cpu() - cpu[0], time.process_time() - cpu[1]
-        finally:
-            server.stop()
-        wrong = [k for k, (_, answer, _) in results.items() if answer != run_times[k][1]]
-        assert not wrong, f"served answers differ from the run's: {wrong[:5]}"
-        lines.append(f"load    {n} client(s): {len(jobs)} requests in {wall:.2f} s, "
-                     f"{len(jobs) / wall:.1f} requests/s, every answer equal to the run's; CPU "
-                     f"per request: server {cpu[0] / len(jobs) * 1e3:.2f} ms, clients "
-                     f"{cpu[1] / len(jobs) * 1e3:.2f} ms (2 cores: at most "
-                     f"{2 * len(jobs) / sum(cpu):.0f} requests/s)")
-        for size in (*ctx, "all"):
-            keys = [k for k in results if size in ("all", k[0])]
-            lat = [results[k][0] for k in keys]
-            p50, run = statistics.median(lat), statistics.median(run_times[k][0] for k in keys)
-            served = statistics.median(sum(results[k][2].values()) for k in keys)
-            steps = {name: statistics.median(results[k][2].get(name, 0) for k in keys)
-                     for name in STEPS}
-            ratio = p50 / run
-            lines.append(
-                f"  {size:>4}: p50 {p50 * 1e3:6.2f} ms, p95 {pct(lat, 0.95) * 1e3:6.2f} ms; "
-                f"in run p50 {run * 1e3:5.2f} ms; ratio {ratio:6.2f}"
-                f"{'' if ratio <= TARGET_RATIO else ' (missed)'}; server p50 {served * 1e3:5.2f}"
-                f" ms ({served / run:.2f} x in run): "
-                + ", ".join(f"{k} {v * 1e3:.2f}" for k, v in steps.items()))
-            if size == "all" and ratio > TARGET_RATIO:
+def report(view: str, clients: int, rounds: int, load: Load, jobs: list[Job],
+           run_times) -> tuple[float, list[str]]:
+    """(the p50 ratio over all, the lines)."""
+    n = len(load.results)
+    cpu = load.server_cpu / n, load.client_cpu / n
+    handler = statistics.mean(sum(v for k, v in r[2].items() if k != "read")
+                              for r in load.results.values())
+    lines = [f"load    {view:<6} {clients} client(s), least p50 of {rounds} round(s): {n} "
+             f"requests in {load.wall:.2f} s, {n / load.wall:.0f} requests/s, every answer "
+             f"equal to the run's; CPU per request: server {cpu[0] * 1e3:.2f} ms, clients "
+             f"{cpu[1] * 1e3:.2f} ms; the server's steps after reading the body "
+             f"{handler * 1e3:.2f} ms on average (Server-Timing, wall time)"]
+    ratios = {}
+    for size in (*SIZES, "all"):
+        mine = [j for j in load.results if size in ("all", jobs[j].size)]
+        lat = [load.results[j][0] for j in mine]
+        p50 = statistics.median(lat)
+        run = statistics.median(run_times[(jobs[j].size, jobs[j].index)][0] for j in mine)
+        steps = {s: statistics.median(load.results[j][2].get(s, 0.0) for j in mine)
+                 for s in STEPS}
+        served = statistics.median(sum(load.results[j][2].values()) for j in mine)
+        ratio = ratios[size] = p50 / run
+        lines.append(
+            f"  {size:>4}: p50 {p50 * 1e3:6.2f} ms, p95 {pct(lat, 0.95) * 1e3:6.2f} ms; in run "
+            f"p50 {run * 1e3:4.2f} ms; ratio {ratio:6.2f}"
+            f"{'' if ratio <= TARGET_RATIO else ' (over 3)'}; server p50 {served * 1e3:5.2f} ms: "
+            + ", ".join(f"{k} {v * 1e3:.2f}" for k, v in steps.items()))
+    return ratios["all"], lines
+
+
+def bench_load(ctx, run_times, clients: int, rounds: int, headers: dict,
+               memories: dict[str, str]) -> tuple[bool, list[str]]:
+    jobs = [Job(size, i, memories[size], q, request_body(memories[size], q))
+            for size, (_, qs) in ctx.items() for i, q in enumerate(qs)]
+    order = list(range(len(jobs)))
+    random.Random(0).shuffle(order)
+    warm_bodies = {size: request_body(memories[size], "Who is Q?") for size in ctx}
+    ok, lines, summary = True, [], []
+    for view in VIEWS:
+        for n in (1, clients):
+            best = None
+            for _ in range(rounds):
+                load, warm = one_round(view, jobs, order, n, headers, warm_bodies)
+                wrong = [j for j, (_, answer, _) in load.results.items()
+                         if answer != run_times[(jobs[j].size, jobs[j].index)][1]]
+                if wrong:
+                    raise SystemExit(f"served answers differ from the run's: "
+                                     f"{[(jobs[j].size, jobs[j].index) for j in wrong[:5]]}")
+                p50 = statistics.median(r[0] for r in load.results.values())
+                if best is None or p50 < best[0]:
+                    best = p50, load, warm
+            _, load, warm = best
+            if view == VIEWS[0] and n == 1:
+                lines += warm
+            ratio, more = report(view, n, rounds, load, jobs, run_times)
+            lines += more
+            met = ratio <= TARGET_RATIO
+            if n == clients and not met:
                 ok = False
-    return ok, lines
+            summary.append((view, n, ratio, met, load))
+            print("\n".join(lines), flush=True)
+            lines = []
+    return ok, lines + queueing(summary, run_times)
 
 
-def bench_rss(ctx, clients: int, cache_mb: float, conversations: int) -> tuple[bool, list[str]]:
+def queueing(summary, run_times) -> list[str]:
+    """Which configuration meets the target, and what queueing implies."""
+    run_p50 = statistics.median(t for t, _ in run_times.values())
+    budget = TARGET_RATIO * run_p50
+    lines = []
+    for view, n, ratio, met, load in summary:
+        p50 = statistics.median(r[0] for r in load.results.values())
+        lines.append(f"target  {view:<6} {n} client(s): p50 {p50 * 1e3:.2f} ms / in-run p50 "
+                     f"{run_p50 * 1e3:.2f} ms = {ratio:.2f}: "
+                     f"{'met' if met else 'MISSED'} (target <= {TARGET_RATIO:g}: p50 <= "
+                     f"{budget * 1e3:.2f} ms)")
+    for view, n, ratio, met, load in summary:
+        if n == 1:
+            continue
+        served, used = load.server_cpu / len(load.results), load.client_cpu / len(load.results)
+        rate = len(load.results) / load.wall
+        mean = statistics.mean(r[0] for r in load.results.values())
+        lines.append(
+            f"queue   {view:<6} {n} clients: each sends its next request when its reply "
+            f"comes, so {n} requests are in flight, and the server (one process, one "
+            f"interpreter) answers them one at a time: Little's law gives {n} / {rate:.0f} "
+            f"requests/s = {n / rate * 1e3:.1f} ms mean latency (measured "
+            f"{mean * 1e3:.1f} ms). At {served * 1e3:.2f} ms of server CPU per request the "
+            f"server alone answers at most {1 / served:.0f} requests/s on its one core, and "
+            f"with the clients' {used * 1e3:.2f} ms the 2 cores at most "
+            f"{2 / (served + used):.0f}: {n} in flight wait about "
+            f"{n * served * 1e3:.1f} ms or more. A p50 <= {budget * 1e3:.2f} ms with {n} in "
+            f"flight needs {n / budget:.0f} requests/s, {n / budget * served:.1f} cores of "
+            "this server's work: out of reach on 2 cores")
+    missed = [f"{view} {n}" for view, n, _, met, _ in summary if not met]
+    lines.append("target  met by: " + (", ".join(f"{view} {n}" for view, n, _, met, _ in summary
+                                               if met) or "no configuration")
+                 + "; missed by: " + (", ".join(missed) or "none")
+                 + " (view and number of clients)")
+    return lines
+
+
+# ---- resident memory ---------------------------------------------------------------------------
+def bench_rss(ctx, clients: int, cache_mb: float, conversations: int, headers: dict
+              ) -> tuple[bool, list[str]]:
     sizes = list(ctx)
-    plan = []
+    jobs = []
     for c in range(conversations):
         size = sizes[c % len(sizes)]
         context, questions = ctx[size]
         memory = memory_text(context, stamp=f"2025-02-{c + 1:02d}")   # a new conversation
-        plan += [(size, c, memory, q) for q in questions[c:c + 3]]
+        jobs += [Job(size, c, "", q, request_body(memory, q)) for q in questions[c:c + 3]]
+    order = list(range(len(jobs)))
     peaks, lines = {}, []
     for budget in (cache_mb, 0):
         server = Server(cache_mb=budget)
         try:
-            server.client().chat.completions.create(
-                model=MODEL, messages=messages("0. Tim Cook is employed by Apple.\n",
-                                               "Who is Tim Cook employed by?"))
+            server.post(request_body("0. Tim Cook is employed by Apple.\n",
+                                     "Who is Tim Cook employed by?"), headers)
             start = server.rss()
             peak, stop = start, threading.Event()
 
@@ -289,22 +581,13 @@ def bench_rss(ctx, clients: int, cache_mb: float, conversations: int) -> tuple[b
                     time.sleep(0.005)
 
             sampler = threading.Thread(target=sample)
-            sampler.start()
-            local = threading.local()
-
-            def work(job):
-                if not hasattr(local, "api"):
-                    local.api = server.client()
-                size, _, memory, question = job
-                return timed_request(local.api, memory, question)
-
-            with ThreadPoolExecutor(clients) as pool:
-                list(pool.map(work, plan))
+            # the sampler starts after the clients are forked (a fork copies no thread)
+            run_clients("http", server, jobs, order, clients, headers, sampler.start)
             stop.set()
             sampler.join()
             cache = server.cache()
             peaks[budget] = peak
-            lines.append(f"rss     budget {budget:>4} MiB: start {start / 2**20:.0f} MiB, peak "
+            lines.append(f"rss     budget {budget:>4g} MiB: start {start / 2**20:.0f} MiB, peak "
                          f"{peak / 2**20:.0f} MiB, end {server.rss() / 2**20:.0f} MiB; cache "
                          f"holds {cache['memories']} memories, "
                          f"{cache['estimated_bytes'] / 2**20:.0f} MiB estimated, "
@@ -314,11 +597,12 @@ def bench_rss(ctx, clients: int, cache_mb: float, conversations: int) -> tuple[b
     over = peaks[cache_mb] - peaks[0]
     ok = over <= cache_mb * 2**20
     lines.append(f"rss     {conversations} conversations from {clients} clients: peak with a "
-                 f"{cache_mb} MiB budget - peak keeping nothing = {over / 2**20:.0f} MiB "
-                 f"(target <= {cache_mb} MiB){'' if ok else ' MISSED'}")
+                 f"{cache_mb:g} MiB budget - peak keeping nothing = {over / 2**20:.0f} MiB "
+                 f"(target <= {cache_mb:g} MiB){'' if ok else ' MISSED'}")
     return ok, lines
 
 
+# ---- the cache's estimate ------------------------------------------------------------------------
 def bench_size(ctx) -> list[str]:
     lines = []
     for size, (context, questions) in ctx.items():      # warm the shared read caches first
@@ -333,36 +617,42 @@ def bench_size(ctx) -> list[str]:
                               Message("user", memory_text(context) + harness.prompt("Q?"))))
         gc.collect()
         tracemalloc.start()
+        kept = conversation.kept                # the key the cache keeps beside the memory
         r = remember(conversation, ("rules", "lexicon"), "search")
         for q in questions[:200]:
             r.memory.query(q)
         gc.collect()
         held = tracemalloc.get_traced_memory()[0]
         tracemalloc.stop()
-        estimate = estimate_bytes(r.facts, r.chars)
+        estimate = estimate_bytes(r.facts, r.chars) + kept.nbytes
         lines.append(f"size    {size:>4}: {r.facts} facts, {r.chars} characters; tracemalloc "
-                     f"{held / 2**20:.2f} MiB, estimate {estimate / 2**20:.2f} MiB: ratio "
-                     f"{estimate / held:.2f}")
-        del r
+                     f"{held / 2**20:.2f} MiB, estimate {estimate / 2**20:.2f} MiB (of which "
+                     f"the kept text {kept.nbytes / 2**20:.2f}): ratio {estimate / held:.2f}")
+        del r, kept, conversation
     return lines
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=3, help="rounds per load configuration "
+                    "(fresh server each); the least p50 is reported")
     ap.add_argument("--cache-mb", type=float, default=128)
     ap.add_argument("--conversations", type=int, default=50)
     ap.add_argument("--skip", nargs="*", default=(), choices=("load", "rss", "size"))
     args = ap.parse_args(argv)
     ctx = contexts()
+    memories = {size: memory_text(context) for size, (context, _) in ctx.items()}
+    headers, lines = check_bodies(memories, ctx)
+    print("\n".join(lines), flush=True)
     ok = True
     if "load" not in args.skip:
-        run_times = in_run(ctx)
-        good, lines = bench_load(ctx, run_times, args.clients)
+        run_times = in_run_rounds(ctx, args.rounds)
+        good, lines = bench_load(ctx, run_times, args.clients, args.rounds, headers, memories)
         ok &= good
         print("\n".join(lines), flush=True)
     if "rss" not in args.skip:
-        good, lines = bench_rss(ctx, args.clients, args.cache_mb, args.conversations)
+        good, lines = bench_rss(ctx, args.clients, args.cache_mb, args.conversations, headers)
         ok &= good
         print("\n".join(lines), flush=True)
     if "size" not in args.skip:

@@ -4,18 +4,23 @@ built from it (what is passed over, what is reported), and the memory cache (lea
 used out past its byte budget, one build per key)."""
 from __future__ import annotations
 
+import hashlib
+import sys
 import threading
 import time
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from resolver.errors import InputError
 from resolver.memory import harness
 from resolver.serve.api_errors import ApiError
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import ServeConfig, is_loopback
-from resolver.serve.conversation import TEXT, remember, split, split_question
+from resolver.serve.conversation import (SAMPLES, TEXT, WINDOW, MemoryPart, remember, split,
+                                         split_question)
 from resolver.serve.request import Message, parse_request
 
 SYSTEM = "You are a helpful assistant that can read the context and memorize it for future " \
@@ -156,6 +161,109 @@ def test_the_key_is_the_memory_part_and_nothing_else():
     a = split((Message("user", "0. A is B."), Message("user", "1. C is D. " + QUESTION)))
     b = split((Message("user", "0. A is B. 1. C is D."), Message("user", QUESTION)))
     assert a.key != b.key
+
+
+def sha256_key(messages: tuple[Message, ...]) -> str:
+    """The key as a reply shows it: the sha256 of each memory message's role, length and
+    UTF-8 text."""
+    digest = hashlib.sha256()
+    for m in messages:
+        data = m.text.encode("utf-8", "surrogatepass")
+        digest.update(m.role.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return "sha256:" + digest.hexdigest()
+
+
+def test_the_key_a_reply_shows_is_the_sha256_of_the_memory_part():
+    for messages in (harness_messages(FACTS, QUESTION),
+                     (Message("user", "0. A is B. é’"), Message("assistant", "ok"),
+                      Message("user", "1. C is D. " + QUESTION))):
+        conversation = split(messages)
+        assert conversation.key == sha256_key(conversation.memory)
+
+
+LONG = (FACTS + " é ") * 12                      # about 2,000 characters
+
+
+def test_parts_that_hash_alike_but_differ_anywhere_are_different_memories():
+    base = split(harness_messages(LONG, QUESTION))
+    (_, (_, text, end)) = base.part.pieces
+    assert end > (SAMPLES + 2) * WINDOW                 # long enough to be hashed by windows
+
+    def changed(at: int):
+        swapped = "x" if text[at] != "x" else "y"
+        return split((Message("system", SYSTEM),
+                      Message("user", text[:at] + swapped + text[at + 1:])))
+
+    # the first character no window of the hash reads: a change there hashes alike
+    other = next(c for c in map(changed, range(end)) if hash(c.part) == hash(base.part))
+    assert other.part != base.part and other.key != base.key
+    cache = MemoryCache(budget=10**6)
+    cache.get(base.kept, lambda: "base", lambda v: 1)
+    assert cache.lookup(base.part) == "base" and cache.lookup(other.part) is None
+    assert cache.get(other.kept, lambda: "other", lambda v: 1) == ("other", False)
+
+
+def test_the_same_memory_is_found_whatever_the_question_holds():
+    # a question with a character outside Latin-1 widens the whole message's string (CPython
+    # stores it two bytes a character): the memory part is still the same, and found
+    latin = split(harness_messages(FACTS + " café", QUESTION))
+    wide = split(harness_messages(FACTS + " café", "Who is Tim Cook’s employer?"))
+    assert latin.part == wide.part and hash(latin.part) == hash(wide.part)
+    assert latin.key == wide.key
+    cache = MemoryCache(budget=10**6)
+    cache.get(latin.kept, lambda: "memory", lambda v: 1)
+    assert cache.lookup(wide.part) == "memory"
+
+
+def test_the_kept_part_holds_no_question_and_counts_its_text():
+    conversation = split(harness_messages(LONG, QUESTION))
+    kept = conversation.kept
+    assert kept == conversation.part and hash(kept) == hash(conversation.part)
+    assert [text for _, text, _ in kept.pieces] == [m.text for m in conversation.memory]
+    assert all(end == len(text) for _, text, end in kept.pieces)
+    assert harness.NOW_ANSWER not in kept.pieces[-1][1]
+    assert kept.nbytes == sum(sys.getsizeof(m.text) for m in conversation.memory)
+    assert conversation.kept is kept                     # copied once
+
+
+def test_a_cached_memory_answers_without_hashing_or_copying_the_context():
+    from resolver.serve.app import Service, _Clock      # the web stack: the serve extra
+    service = Service(ServeConfig(port=0))
+
+    def request(question: str):
+        return service.prepare(orjson.dumps({"model": "gpt-4o-mini", "messages": [
+            {"role": m.role, "content": m.text} for m in harness_messages(LONG, question)]}),
+            _Clock({}))
+
+    first = request(QUESTION)[1]
+    built, cached = service.remembered(first)
+    assert not cached and built.key == first.key
+    ask, second = request("Which country is Paris located in?")
+    found = service.cache.lookup(second.part)
+    assert found is built
+    service.answer(ask, second, found, True, _Clock({}))
+    assert not {"key", "kept"} & set(vars(second))      # no sha256, no copy of the memory part
+
+
+TEXTS = st.lists(st.sampled_from(["0. A is B. ", "1. C is D. ", "café ", "’ ",
+                                  "中 ", "\n", " ", "?", "x"]), max_size=80).map("".join)
+MESSAGES = st.lists(st.tuples(st.sampled_from(["system", "user", "assistant"]), TEXTS),
+                    min_size=1, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(one=MESSAGES, two=MESSAGES, question=st.sampled_from(["", QUESTION, "Why’s that?"]),
+       same=st.booleans())
+def test_memory_parts_are_equal_exactly_when_their_sha256_keys_are(one, two, question, same):
+    if same:
+        two = list(one)
+    a = split((*(Message(r, t) for r, t in one), Message("user", "0. E is F. " + question)))
+    b = split((*(Message(r, t) for r, t in two), Message("user", "0. E is F. " + QUESTION)))
+    assert (a.part == b.part) == (a.key == b.key) == (a.kept == b.kept)
+    if a.part == b.part:
+        assert hash(a.part) == hash(b.part) == hash(b.kept)
+    assert a.part == a.kept and hash(a.part) == hash(a.kept)
+    assert a.part != "not a part" and MemoryPart(()) == MemoryPart(())
 
 
 # ---- the memory built from it -------------------------------------------------------------------

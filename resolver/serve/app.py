@@ -9,12 +9,13 @@ of the server's own is a 500 of the same shape, logged, and the server keeps ser
 traceback to the client.
 
 A request whose memory is cached is answered on the event loop (reading the JSON, splitting
-and hashing, the query: a few milliseconds for the 262K context, where a hand-over to a worker
-thread costs as much again in contention for the interpreter); a new conversation's memory is
-built in a worker thread, so the loop keeps answering the others meanwhile. The body's limit is
-checked as it arrives (`_read_body`). Each reply's Server-Timing header gives the milliseconds
-of each step (read, parse, split, memory; for a new memory, the wait for a worker thread and
-the build; query, reply), which benchmarks/serve.py reads."""
+the conversation, finding its memory, the query: about 2.7 ms for the 262K context, where a
+hand-over to a worker thread costs as much again in contention for the interpreter); a new
+conversation's memory is built in a worker thread, so the loop keeps answering the others
+meanwhile. The body's limit is checked as it arrives (`_read_body`). Each reply's
+Server-Timing header gives the milliseconds of each step (read, parse, split, memory; for a new
+memory, the wait for a worker thread and the build; query, reply), which benchmarks/serve.py
+reads."""
 from __future__ import annotations
 
 import contextlib
@@ -88,9 +89,10 @@ class Service:
         """(the conversation's memory, whether it was cached), built when it is new."""
         config = self.config
         try:
+            # the cache keeps the memory part's text as the key (`kept`): counted in its size
             return self.cache.get(
-                conversation.key, lambda: remember(conversation, config.plan_sets, config.mode),
-                lambda r: estimate_bytes(r.facts, r.chars))
+                conversation.kept, lambda: remember(conversation, config.plan_sets, config.mode),
+                lambda r: estimate_bytes(r.facts, r.chars) + conversation.kept.nbytes)
         except InputError as exc:
             raise bad_request(f"The messages cannot be read as text: {exc}",
                               param="messages", code="invalid_value") from None
@@ -153,7 +155,7 @@ def create_app(config: ServeConfig) -> Starlette:
             # A memory in the cache answers here, on the event loop (a few ms at most, and no
             # hand-over between threads); a new one is built in a worker thread, so the loop
             # keeps serving while it is.
-            found = service.cache.lookup(conversation.key)
+            found = service.cache.lookup(conversation.part)
             clock.lap("memory")
             if found is not None:
                 streamed, reply = service.answer(request_, conversation, found, True, clock)

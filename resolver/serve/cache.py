@@ -1,6 +1,10 @@
 """`MemoryCache`: the memories of recent conversations, by the key of their memory part, least
 recently used out, bounded by a budget of estimated resident bytes.
 
+The server's key is the memory part itself (`conversation.MemoryPart`, compared character for
+character), so the cache keeps each memory part's text beside its memory: the server counts
+that text in the memory's size.
+
 A memory's resident size is estimated from what it holds (`estimate_bytes`: a fixed part, bytes
 per fact, bytes per character of text fed), with constants measured once with tracemalloc on
 the bundled 32K, 64K and 262K contexts fed as a harness feeds them, after 200 questions each (a
@@ -18,13 +22,17 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Hashable
 
 # Measured with tracemalloc (benchmarks/serve.py, "size"): bytes held by a memory after the
 # harness's frames of a context were fed and 200 questions asked (what a harness asks of one
 # 6K context). 6K: 2.25 MB, 32K: 4.87 MB, 64K: 7.96 MB, 262K: 25.2 MB; these constants give
 # 2.67, 5.03, 7.92 and 25.4 MB. About 2 MB of it is the search's memo of the hops it read
-# for those questions; a memory asked far more questions grows past its estimate.
+# for those questions; a memory asked far more questions grows past its estimate. Since the
+# store's memory per fact went down (the scale work), tracemalloc finds 2.21, 4.15, 6.42 and
+# 18.7 MiB, the memory part's text the server keeps included, against estimates of 2.60, 5.06,
+# 8.08 and 26.4 MiB with that text (benchmarks/serve.py, 2026-12-01): high by up to 1.4x,
+# which keeps fewer memories than the budget would hold, never more.
 FIXED_BYTES = 2 * 1024 * 1024
 BYTES_PER_FACT = 1150
 BYTES_PER_CHAR = 2
@@ -57,13 +65,13 @@ class MemoryCache:
     def __init__(self, budget: int, builds: int = 2) -> None:
         self.budget = budget
         self._builds = threading.BoundedSemaphore(builds)
-        self._slots: OrderedDict[str, _Slot] = OrderedDict()
-        self._building: dict[str, _Build] = {}
+        self._slots: OrderedDict[Hashable, _Slot] = OrderedDict()
+        self._building: dict[Hashable, _Build] = {}
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = self.misses = self.evictions = 0
 
-    def get(self, key: str, build: Callable[[], object], size: Callable[[object], int]
+    def get(self, key: Hashable, build: Callable[[], object], size: Callable[[object], int]
             ) -> tuple[object, bool]:
         """(the memory of `key`, whether it was there already). On a miss, `build()` makes it
         (outside the lock; a concurrent request for the same key waits for it and gets it as a
@@ -99,7 +107,7 @@ class MemoryCache:
             pending.done.set()
         return value, False
 
-    def lookup(self, key: str) -> object | None:
+    def lookup(self, key: Hashable) -> object | None:
         """The memory of `key` if it is cached (counted as a hit, made the most recent), else
         None (counted nowhere: `get` follows)."""
         with self._lock:
@@ -110,7 +118,7 @@ class MemoryCache:
             self.hits += 1
             return slot.value
 
-    def _keep(self, key: str, value: object, size: int) -> None:
+    def _keep(self, key: Hashable, value: object, size: int) -> None:
         with self._lock:
             if size > self.budget:
                 return                    # answers its own request, never pushes all out
@@ -121,11 +129,11 @@ class MemoryCache:
                 self._bytes -= old.size
                 self.evictions += 1
 
-    def __contains__(self, key: str) -> bool:
+    def __contains__(self, key: Hashable) -> bool:
         with self._lock:
             return key in self._slots
 
-    def keys(self) -> list[str]:
+    def keys(self) -> list[Hashable]:
         """Keys from the least to the most recently used."""
         with self._lock:
             return list(self._slots)

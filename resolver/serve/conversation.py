@@ -9,9 +9,16 @@ message and in any layout, is the memory part: the harness's single user message
 frames joined by line breaks, then the prompt), or one message per chunk with assistant
 acknowledgements between, or a system message holding the context.
 
-The key is the sha256 of the memory part (each message's role and text, in order), so a
-harness that resends the same context with each of its 100 questions finds the memory built
-for the first one. The question, the model name and every other parameter stay out of it.
+A harness resends the same context with each of its 100 questions, so the memory built for
+the first one is kept, found again by the memory part (each message's role and text, in order:
+`MemoryPart`). The question, the model name and every other parameter stay out of it. Finding
+it compares the memory part in place with the one kept, character for character, so two
+conversations share a memory exactly when their memory parts are equal. The comparison is one
+memcmp against the kept copy, where encoding the text to UTF-8 (a copy) and hashing it with
+sha256 took two passes: in the server, splitting the 262K context's request and finding its
+memory took 1.1 ms hashed, 0.37 ms compared (benchmarks/serve.py, Server-Timing's split and
+memory). The key a reply shows (`Conversation.key`, "sha256:<hex>" of the memory part) is
+computed once, when the memory is built.
 
 Building the memory: a message holding no serial ("<digits>. ") holds no facts (a system
 prompt, an acknowledgement, an instruction) and is passed over whole, counted by role; the
@@ -24,10 +31,13 @@ fits no template and holds no serial is text too (counted as passed over, "text"
 piece that did not parse, a duplicate serial and a serial out of order are reported."""
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from resolver.memory import harness
 from resolver.memory.memory import Memory
@@ -39,6 +49,93 @@ REPORTS_SHOWN = 20                  # reports a reply lists (all are counted)
 _SERIAL_LIKE = re.compile(r"\d\. ")
 _ENDS = tuple(end + blank for end in ".!?" for blank in " \n\t\r")
 _NONBLANK = re.compile(r"\S")
+# A memory part's hash reads its shape (each message's role and length) and SAMPLES + 2 short
+# windows of its text spread over the whole part, at places set by the lengths alone (so equal
+# parts hash alike): cheap whatever the number of messages, and enough to tell contexts apart;
+# equality then compares the whole text.
+SAMPLES = 16
+WINDOW = 32
+
+
+class MemoryPart:
+    """A conversation's memory part as the memory cache's key: each non-blank message's role
+    and text up to `end` (the last user message's memory part ends where its question starts),
+    held in place, without copying the text. Two parts are equal exactly when every role and
+    text is; the comparison is a memcmp of the text (no encoding, no copy), and the hash reads
+    a few windows of it. `kept()` is the part with its own text, for the cache to keep."""
+
+    __slots__ = ("pieces", "_hash")
+
+    def __init__(self, pieces: tuple[tuple[str, str, int], ...]) -> None:
+        self.pieces = pieces                    # (role, text, end): the message's text[:end]
+        self._hash = hash((tuple((role, end) for role, _, end in pieces), _windows(pieces)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MemoryPart):
+            return NotImplemented
+        if self is other:
+            return True
+        if self._hash != other._hash or len(self.pieces) != len(other.pieces):
+            return False
+        return all(r1 == r2 and e1 == e2 and _same_start(t1, t2, e1)
+                   for (r1, t1, e1), (r2, t2, e2) in zip(self.pieces, other.pieces))
+
+    def kept(self) -> "MemoryPart":
+        """The same part holding only its own text: a message's text cut at `end` is copied
+        (so the cache keeps no question, and compares a kept part with a memcmp)."""
+        return MemoryPart(tuple((role, text if end == len(text) else text[:end], end)
+                                for role, text, end in self.pieces))
+
+    def messages(self) -> tuple[Message, ...]:
+        return tuple(Message(role, text if end == len(text) else text[:end])
+                     for role, text, end in self.pieces)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the text strings this part holds (kept in the cache with its memory)."""
+        return sum(sys.getsizeof(text) for _, text, _ in self.pieces)
+
+    def digest(self) -> str:
+        """"sha256:<hex>" of each message's role, length and UTF-8 text, in order."""
+        digest = hashlib.sha256()
+        for role, text, end in self.pieces:
+            data = (text if end == len(text) else text[:end]).encode("utf-8", "surrogatepass")
+            digest.update(b"%s\0%d\0" % (role.encode(), len(data)))
+            digest.update(data)
+        return "sha256:" + digest.hexdigest()
+
+
+def _windows(pieces: tuple[tuple[str, str, int], ...]) -> tuple[str, ...]:
+    """Short windows of the part's text (each message's text[:end], end to end), at places that
+    depend on the ends only: the whole text when it is short."""
+    starts, total = [], 0
+    for _, _, end in pieces:
+        starts.append(total)
+        total += end
+    if total <= (SAMPLES + 2) * WINDOW:
+        return tuple(text[:end] for _, text, end in pieces)
+    out = []
+    for i in range(SAMPLES + 1):                    # from the start, evenly spaced
+        at = i * total // (SAMPLES + 1)
+        k = bisect.bisect_right(starts, at) - 1
+        _, text, end = pieces[k]
+        out.append(text[at - starts[k]:min(at - starts[k] + WINDOW, end)])
+    _, text, end = pieces[-1]
+    out.append(text[max(0, end - WINDOW):end])      # and the very end
+    return tuple(out)
+
+
+def _same_start(one: str, two: str, end: int) -> bool:
+    """one[:end] == two[:end] (both at least `end` long), without a copy when either is
+    exactly `end` long (a kept part always is)."""
+    if len(one) == end:
+        return two.startswith(one)
+    if len(two) == end:
+        return one.startswith(two)
+    return one[:end] == two[:end]
 
 
 @dataclass(frozen=True)
@@ -47,21 +144,29 @@ class Conversation:
     last: int                       # the last user message
     start: int                      # where its question part starts
     question: str                   # what the memory is asked (a prompt, or a bare question)
-    key: str                        # "sha256:<hex>" of the memory part
+    part: MemoryPart                # the memory part, in place: the cache's key
 
     @property
     def asked(self) -> str:
         """The last user message's text from the question on."""
         return self.messages[self.last].text[self.start:]
 
+    @cached_property
+    def key(self) -> str:
+        """"sha256:<hex>" of the memory part, as a reply shows it. Computed when asked (a
+        memory is built): finding a cached memory needs no hash of the text."""
+        return self.part.digest()
+
+    @cached_property
+    def kept(self) -> MemoryPart:
+        """The memory part with its own text (what the cache keeps); made when a memory is
+        built, since it copies the last message's memory part."""
+        return self.part.kept()
+
     @property
     def memory(self) -> tuple[Message, ...]:
-        """The memory part: every message's text but the question's, blank ones left out.
-        Made when asked (a memory is built), since it copies the last message's text."""
-        last = self.messages[self.last]
-        parts = (*self.messages[:self.last], Message(last.role, last.text[:self.start]),
-                 *self.messages[self.last + 1:])
-        return tuple(m for m in parts if _NONBLANK.search(m.text))
+        """The memory part: every message's text but the question's, blank ones left out."""
+        return self.kept.messages()
 
     @property
     def words(self) -> int:
@@ -71,26 +176,19 @@ class Conversation:
 
 
 def split(messages: tuple[Message, ...]) -> Conversation:
-    """The conversation's memory part, its question and its key (see the module docstring).
+    """The conversation's memory part and its question (see the module docstring).
     `messages` holds at least one user message (`request.parse_request` checks it).
 
-    Runs on every request, over a whole context: the key is hashed from each message's UTF-8
-    bytes in place (the last message's memory part is a view of its bytes), and nothing of
-    the size of the context is copied but the encoding."""
+    Runs on every request, over a whole context: nothing of the size of the context is
+    copied, encoded or hashed (the memory part refers to the messages' text in place)."""
     last = max(i for i, m in enumerate(messages) if m.role == "user")
     start, question = split_question(messages[last].text)
-    digest = hashlib.sha256()
+    pieces = []
     for i, m in enumerate(messages):
         end = start if i == last else len(m.text)
-        if not _NONBLANK.search(m.text, 0, end):
-            continue
-        data = m.text.encode("utf-8", "surrogatepass")
-        if end < len(m.text):
-            data = memoryview(data)[:len(data) - len(m.text[end:].encode("utf-8",
-                                                                          "surrogatepass"))]
-        digest.update(b"%s\0%d\0" % (m.role.encode(), len(data)))
-        digest.update(data)
-    return Conversation(messages, last, start, question, "sha256:" + digest.hexdigest())
+        if _NONBLANK.search(m.text, 0, end):
+            pieces.append((m.role, m.text, end))
+    return Conversation(messages, last, start, question, MemoryPart(tuple(pieces)))
 
 
 def split_question(text: str) -> tuple[int, str]:
