@@ -24,6 +24,7 @@ from run_folders import rewrite_lines, write_run_folder
 from test_oracle_paths import write_tiny
 
 from oracle.cli import main
+from resolver.errors import InputError
 from resolver.haystack import sha256_bytes
 from resolver.run.config import RunConfig
 from resolver.run.runs import execute
@@ -563,13 +564,8 @@ def test_weak_an_absurdly_long_question_is_refused_clearly(tmp_path):
 
 
 # ---- weak: explain shows what the run did, not what a file was edited to say ---------------------
-def test_weak_explain_recomputes_em_and_names_hops_that_are_no_facts(run):
+def test_weak_explain_names_hops_that_are_no_facts_and_an_edited_em_is_refused(run):
     qid = missed(run)
-
-    def edit_prediction(rows):
-        row = next(r for r in rows if r["qid"] == qid)
-        row["em"] = 1                                   # the file now claims a hit
-    rewrite_lines(run / "predictions.jsonl", edit_prediction)
 
     def edit_trace(rows):
         trace = next(t for t in rows if t["qid"] == qid)
@@ -579,13 +575,21 @@ def test_weak_explain_recomputes_em_and_names_hops_that_are_no_facts(run):
     rewrite_lines(run / "traces.jsonl", edit_trace)
     from oracle.explain import explain, render
     (e,) = explain(run, [qid])
-    assert e["em"] == 0 and e["em_in_file"] == 1
+    assert e["em"] == 0 and e["em_in_file"] == 0
     text = render([e])
-    assert "EM 0 (recomputed; predictions.jsonl says 1: edited?)" in text
     (hop,) = e["not_in_store"]                  # the edited hop, and only it
     assert hop == "Alpha -citizenship#2-> Yland (line 4)"
     assert ("warning: 1 hop(s) of the run's trace are no fact of the store (an edited "
             "traces.jsonl?)") in " ".join(text.split())
+
+    def edit_prediction(rows):
+        row = next(r for r in rows if r["qid"] == qid)
+        row["em"] = 1                                   # the file now claims a hit
+    rewrite_lines(run / "predictions.jsonl", edit_prediction)
+    # the third audit (C25): the reader recomputes every em, so an edited one is refused, not
+    # shown beside the recomputed one
+    with pytest.raises(InputError, match=f"question '{qid}': field 'em' is 1, but prediction"):
+        explain(run, [qid])
 
 
 def test_6_names_cannot_break_the_figures(tmp_path):
@@ -598,6 +602,7 @@ def test_6_names_cannot_break_the_figures(tmp_path):
     for source in nbest["sources"].values():
         for step in source["by_n"]:
             step["set"] = "set $\\alsoundefined{$" + step["set"]
+    nbest["plan_sets"] = ["set $\\alsoundefined{$" + s for s in nbest["plan_sets"]]
     (folder / "nbest.json").write_bytes(orjson.dumps(nbest))
     second = tmp_path / "oracle-nbest-y"
     shutil.copytree(folder, second)           # two runs: the legend names them

@@ -337,6 +337,8 @@ def test_ceiling_leaves_out_an_old_folder_solved_across_haystacks(tmp_path):
     import orjson
     old = orjson.loads((FIXTURES / "oracle-ceiling-small" / "ceiling.json").read_bytes())
     old["per_source"]["factconsolidation_mh_32k"] = old["per_source"]["factconsolidation_mh_6k"]
+    for name in ("questions", "with_gold_path", "latest_wins", "optimal"):   # totals agree
+        old[name] += old["per_source"]["factconsolidation_mh_32k"][name]
     folders = gather((_ceiling_folder(tmp_path, "old-two-sizes", old),
                       str(FIXTURES / "oracle-ceiling-small")))
     (table,), notes = build(folders, ("mab-ceiling",))
@@ -349,14 +351,20 @@ def test_ceiling_leaves_out_an_old_folder_solved_across_haystacks(tmp_path):
 def test_ceiling_cell_given_twice_is_taken_from_the_first_folder(tmp_path):
     import orjson
     again = orjson.loads((FIXTURES / "oracle-ceiling-sizes" / "ceiling.json").read_bytes())
-    again["per_source"] = {s: dict(v, optimal=0) for s, v in again["per_source"].items()
-                           if s.endswith("_32k")}
-    again["per_haystack"] = {}
+    # another optimum for the 32K sources (still within the reader's bounds: at least latest
+    # wins), the haystack and the totals summing to them
+    again["per_source"] = {s: dict(v, optimal=v["latest_wins"])
+                           for s, v in again["per_source"].items() if s.endswith("_32k")}
+    figures = ("questions", "with_gold_path", "latest_wins", "optimal")
+    sums = {name: sum(v[name] for v in again["per_source"].values()) for name in figures}
+    again["per_haystack"] = {h: dict(v, **sums, bound=sums["optimal"])
+                             for h, v in again["per_haystack"].items() if v["size"] == "32k"}
+    again.update(sums, bound=sums["optimal"])
     folders = gather((str(FIXTURES / "oracle-ceiling-sizes"),
                       _ceiling_folder(tmp_path, "again", again)))
     (table,), notes = build(folders, ("mab-ceiling",))
     assert notes == [f"mab-ceiling: again: factconsolidation {kind} 32k already given by an "
-                     "earlier folder; that one kept" for kind in ("mh", "sh")]
+                     "earlier folder; that one kept" for kind in ("mh", "sh", "store")]
     assert table.rows[0][5].text == "9"
 
 

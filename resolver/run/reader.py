@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from resolver.errors import FEW, ForeignFolderError, InputError, first_few
+from resolver.run import derived
 from resolver.run import result_schema as schema
 from resolver.run.result_schema import (
     CEILING_FILE,
@@ -79,6 +80,11 @@ def read_json(path: Path, shape) -> Any:
 
 def read_jsonl(path: Path, shape) -> list[Any]:
     """The rows of a JSONL file (blank lines skipped), each validated against `shape`."""
+    return read_jsonl_lines(path, shape)[0]
+
+
+def read_jsonl_lines(path: Path, shape) -> tuple[list[Any], list[int]]:
+    """(the rows of a JSONL file, validated against `shape`; the line number of each)."""
     if not path.is_file():
         raise InputError(f"no {path.name}", path=str(path.parent),
                          expected=f"a finished folder with {path.name}")
@@ -88,7 +94,7 @@ def read_jsonl(path: Path, shape) -> list[Any]:
             rows.append(loads(raw, path=str(path), line=number, what="one JSON object per line"))
             lines.append(number)
     schema.check(list[shape], rows, path=str(path), lines=lines)
-    return rows
+    return rows, lines
 
 
 # ---- finding a folder -------------------------------------------------------------------------
@@ -161,6 +167,7 @@ class RunFolder:
     meta: dict                         # MetaJson or ImportedMetaJson
     metrics: dict                      # MetricsJson
     predictions: list[dict]            # PredictionRow or ImportedPredictionRow, file order
+    lines: list[int] = field(default_factory=list, repr=False)   # each prediction's line
     _data: tuple[Dataset, Gold] | None = field(default=None, repr=False)
 
     @property
@@ -231,9 +238,9 @@ def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
     meta = _read_meta(path)
     imported = run_kind(meta) == IMPORTED_KIND
     metrics = read_json(path / METRICS_FILE, schema.MetricsJson)
-    rows = read_jsonl(path / PREDICTIONS_FILE,
-                      schema.ImportedPredictionRow if imported else schema.PredictionRow)
-    run = RunFolder(path, meta, metrics, rows)
+    rows, lines = read_jsonl_lines(path / PREDICTIONS_FILE, schema.ImportedPredictionRow
+                                   if imported else schema.PredictionRow)
+    run = RunFolder(path, meta, metrics, rows, lines)
     _check_consistency(run)
     if traces:
         run.traces
@@ -299,20 +306,19 @@ def _check_consistency(run: RunFolder) -> None:
         raise _disagree(path, "questions per source: " + first_few(shown, 3, "; "),
                         "metrics rows counting the rows of predictions.jsonl")
     scored = metrics["scored"]
-    for i, row in enumerate(rows):
+    for row, line in zip(rows, run.lines):
         if (row["em"] is None) == scored:
-            raise InputError(f"question {row['qid']!r} has em {row['em']!r} in a run that is "
-                             f"{'scored' if scored else 'unscored'}",
-                             path=str(path / PREDICTIONS_FILE), line=i + 1,
+            raise InputError(f"question {row['qid']!r} has em {derived.shown(row['em'])} in a "
+                             f"run that is {'scored' if scored else 'unscored'}",
+                             path=str(path / PREDICTIONS_FILE), line=line,
                              expected="0 or 1 in a scored run, null in an unscored one")
+    # the values the files derive from the rows: recomputed, or bounded (derived.py)
     if run.kind != IMPORTED_KIND and meta["reader"] == "none":
-        for i, row in enumerate(rows):
-            if row["prediction"] != row["resolver_answer"]:
-                raise _disagree(path / PREDICTIONS_FILE,
-                                f"line {i + 1}: question {row['qid']!r} has prediction "
-                                f"{row['prediction']!r} but resolver_answer "
-                                f"{row['resolver_answer']!r} in a run without a reader",
-                                "the resolver's answer as the prediction")
+        derived.check_resolver_answers(path, rows, run.lines)
+    derived.check_predictions(path, run.kind, rows, run.lines, scored)
+    derived.check_metrics(path, run.kind, metrics, rows)
+    if run.kind == IMPORTED_KIND:
+        derived.check_imported_meta(path, meta, rows)
 
 
 def read_traces(run: RunFolder) -> dict[str, dict]:
@@ -321,7 +327,7 @@ def read_traces(run: RunFolder) -> dict[str, dict]:
     if not file.is_file():
         raise InputError(f"the run has no {TRACES_FILE} (deleted?)", path=str(run.path),
                          expected=f"the {TRACES_FILE} the run wrote, one row per question")
-    rows = read_jsonl(file, schema.TraceRow)
+    rows, lines = read_jsonl_lines(file, schema.TraceRow)
     if run.kind == IMPORTED_KIND:
         if rows:
             raise InputError(f"an imported run with {len(rows)} trace rows", path=str(file),
@@ -339,7 +345,7 @@ def read_traces(run: RunFolder) -> dict[str, dict]:
                          "questions" + (f" (no trace for {first_few(lost)})" if lost else ""),
                          path=str(file), expected="one trace row per question (cut short?)")
     by_qid = {}
-    for number, (trace, row) in enumerate(zip(rows, run.predictions), start=1):
+    for number, (trace, row, line) in enumerate(zip(rows, run.predictions, lines), start=1):
         if trace["qid"] != row["qid"]:
             raise _disagree(file, f"row {number} is the trace of {trace['qid']!r}, "
                             f"predictions.jsonl row {number} is {row['qid']!r}",
@@ -349,6 +355,7 @@ def read_traces(run: RunFolder) -> dict[str, dict]:
                 raise _disagree(file, f"the trace of {row['qid']!r} has {name} "
                                 f"{trace[name]!r}, predictions.jsonl {row[other]!r}",
                                 "the trace of the prediction (edited?)")
+        derived.check_trace(file, line, trace, row)
         by_qid[trace["qid"]] = trace
     return by_qid
 
@@ -415,6 +422,7 @@ def load_run_data(run: RunFolder) -> tuple[Dataset, Gold]:
                              f"{row['question']!r} in predictions.jsonl",
                              path=str(run.path / PREDICTIONS_FILE),
                              expected="the questions the run answered")
+    derived.check_gold(run.path, run.predictions, run.lines, gold)
     return dataset, gold
 
 
@@ -451,4 +459,6 @@ def read_oracle(path: Path, file_name: str) -> dict:
     if payload["command"] != command:
         raise InputError(f"{file_name} of command {payload['command']!r}",
                          path=str(path / file_name), expected=f"command {command!r}")
+    # the figures' own invariants (derived.py): a shape says nothing of a recall of 150%
+    (derived.check_nbest if file_name == NBEST_FILE else derived.check_ceiling)(path, payload)
     return payload
