@@ -273,3 +273,261 @@ def test_c30_a_term_or_a_passed_over_version_that_is_no_pair_is_refused(base, tm
     shown = found or 'a string ("b")'
     clean_error(result, f"{base / 'traces.jsonl'}:{line}: field '{field}' is {shown} "
                         f"(expected {expected})")
+
+
+# ---- rows with hostile names: sources and question ids -------------------------------------
+def hostile_rows(tmp_path: Path, source_prefix: str = "", ids=None) -> Path:
+    """The tiny haystack of test_oracle_paths with the multi-hop source renamed (a prefix
+    before `_mh_6k`) and, optionally, its question ids."""
+    from test_oracle_paths import CONTEXT
+    from test_oracle_paths import MH as TINY_MH
+    source = f"{source_prefix}_mh_6k" if source_prefix else MH
+    rows = [{"context": CONTEXT, "questions": [q for q, _ in TINY_MH],
+             "answers": [[a] for _, a in TINY_MH],
+             "metadata": {"source": source, "qa_pair_ids": ids or [
+                 f"{source}_no{i}" for i in range(len(TINY_MH))]}}]
+    path = tmp_path / "hostile.json"
+    path.write_bytes(orjson.dumps({"data": rows}))
+    return path
+
+
+def _run_of(tmp_path: Path, data: Path, run_id: str = "hostile") -> Path:
+    return execute(RunConfig(data=(str(data),)), results=tmp_path / "results",
+                   run_id=run_id).path
+
+
+# ---- C32: a references file's text is escaped in the Markdown footnotes ----------------------
+def test_c32_references_text_is_escaped_in_the_footnotes(tmp_path):
+    refs = orjson.loads((Path(__file__).resolve().parent.parent / "resolver" / "data" /
+                         "references.json").read_bytes())
+    refs["sources"]["A"]["name"] = "<!-- A"
+    refs["protocols"]["A-resolver"] = ("proto <img src=x onerror=alert(1)> **bold** "
+                                       "[link](http://evil) -->")
+    path = tmp_path / "refs-html.json"
+    path.write_bytes(orjson.dumps(refs))
+    result = invoke("tables", "dev-6k-search-confidence", "--with-references", "--references",
+                    path, "--out", tmp_path / "t", "--table", "mab-fc")
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "t" / "mab-fc.md").read_text()
+    opened = [line for line in text.splitlines() if "<!--" in line]
+    assert all(line.startswith("<!-- ") and line.endswith(" -->") for line in opened)
+    assert len(opened) == 2                       # factres's own comment lines only
+    assert "<img" not in text and "-->" not in text.split("-->", 2)[-1]
+    assert "source A: &lt;!-- A, " in text
+    assert "protocol A-resolver: proto &lt;img src=x onerror=alert(1)&gt; \\*\\*bold\\*\\* " \
+           "[link](http://evil) --&gt;." in text
+
+
+# ---- C33: source names escaped in oracle misses and nbest ------------------------------------
+def test_c33_misses_and_nbest_escape_a_source_name(tmp_path):
+    from resolver import escape
+    source = "evil|x\n<!-- \\input{pwn} \x1b[2J\x07"
+    run = _run_of(tmp_path, hostile_rows(tmp_path, source))
+    escaped = escape.markdown(source + "_mh_6k")
+    assert escaped.startswith("evil\\|x\\\\n&lt;!-- ")
+    for command, file in (("misses", "misses.md"), ("nbest", "nbest.md")):
+        out = tmp_path / command
+        result = invoke("oracle", command, run, "--out", out)
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\x07" not in result.output
+        text = (out / file).read_text()
+        # (the explain command's ids sit in a code span, where nothing is markup)
+        prose = "\n".join(x for x in text.splitlines() if not x.startswith("Why each"))
+        assert "<!--" not in prose and "\x1b" not in text and "\x07" not in text
+        assert escaped in text
+    header = (tmp_path / "misses" / "misses.md").read_text().splitlines()[2]
+    assert header == f"| bucket | {escaped} | all |"
+    assert (tmp_path / "nbest" / "nbest.md").read_text().rstrip().endswith(
+        f"agrees with the run's answer on: {escaped} 5/5.")
+
+
+# ---- C34, C35: abstentions in oracle misses and calibration ----------------------------------
+def test_c34_misses_puts_abstentions_in_their_own_bucket(runs, tmp_path):
+    result = invoke("oracle", "misses", runs["abst"], "--out", tmp_path / "m")
+    assert result.exit_code == 0, result.output
+    report = orjson.loads((tmp_path / "m" / "misses.json").read_bytes())
+    buckets = report["summary"][MH]["buckets"]
+    assert buckets["abstained"] == 72 and buckets["selection_error"] == 0
+    no0 = row_of(report["misses"], f"{MH}_no0")
+    assert (no0["bucket"], no0["detail"]) == (
+        "abstained", "label medium; the resolver said 'Belgium', which was right")
+    wrong = [m for m in report["misses"] if "which was wrong" in m["detail"]]
+    assert len(wrong) == 6 and all(m["bucket"] == "abstained" for m in wrong)
+    assert "abstained: left unanswered by the run (--abstain-below high" in result.output
+
+
+def test_c35_calibration_judges_labels_on_the_resolvers_answer(runs, tmp_path):
+    result = invoke("oracle", "calibration", runs["abst"], "--out", tmp_path / "c")
+    assert result.exit_code == 0, result.output
+    report = orjson.loads((tmp_path / "c" / "calibration.json").read_bytes())
+    labels = {r["label"]: (r["questions"], r["right"]) for r in report["runs"][0]["labels"]}
+    assert labels["medium"] == (63, 58) and labels["low"] == (10, 9)     # as in the base run
+    assert (report["runs"][0]["abstained"], report["runs"][0]["abstained_right"]) == (73, 67)
+    assert ("note: abst: made with --abstain-below high; 73 answer(s) abstained from (left "
+            "unanswered) are judged here on the resolver's own answer, which their label "
+            "labels; 67 of them were right.") in result.output
+
+
+def test_c34_an_abstained_row_keeps_the_resolvers_answer(runs):
+    rows = [orjson.loads(x) for x in (runs["abst"] / "predictions.jsonl").read_bytes()
+            .splitlines()]
+    no0 = row_of(rows, f"{MH}_no0")
+    assert (no0["prediction"], no0["resolver_answer"]) == ("", "Belgium")
+    assert no0["reason"].startswith("abstained: confidence medium, below high")
+
+
+# ---- C38: calibration names a run by its folder ------------------------------------------------
+def test_c38_calibration_names_a_copied_folder_by_its_name(runs, tmp_path):
+    copy_a = _copy(runs["base"], tmp_path / "copyA")
+    result = invoke("oracle", "calibration", copy_a, "--results-dir", tmp_path / "r")
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "r" / "oracle-calibration-copyA"
+    report = orjson.loads((folder / "calibration.json").read_bytes())
+    assert [(r["run"], r["run_id"]) for r in report["runs"]] == [("copyA", "base")]
+    both = invoke("oracle", "calibration", runs["base"], copy_a, "--out", tmp_path / "both")
+    assert both.exit_code == 0, both.output
+    assert "Not pooled: runs base and copyA share 200 question(s)" in both.output
+    clean_error(invoke("oracle", "calibration", copy_a, copy_a, "--out", tmp_path / "x"),
+                f"run copyA is given twice ('{copy_a}' and '{copy_a}') (expected each run once)")
+
+
+# ---- C44: a write that fails while drawing names the file -------------------------------------
+def test_c44_a_figure_that_cannot_be_written_names_its_file(tmp_path):
+    pytest.importorskip("matplotlib")
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    def small_files():                     # a full disk for files past 30 KB: the PNG's size
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (30_000, 30_000))
+    out = tmp_path / "t"
+    factres = Path(sys.executable).parent / "factres"
+    done = subprocess.run([str(factres), "tables",
+                           str(FIXTURES / "oracle-nbest-dev-small"), "--out", str(out),
+                           "--table", "mab-nbest", "--plot"], capture_output=True, text=True,
+                          preexec_fn=small_files, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 1
+    assert done.stderr == f"Error: {out / 'mab-nbest.png'}: File too large\n"
+    assert not (out / "mab-nbest.png").exists()
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]     # no temporary file
+
+
+# ---- C47-C53: tables ---------------------------------------------------------------------------
+def test_c47_cells_a_baseline_could_not_test_are_named(tmp_path):
+    result = invoke("tables", FIXTURES / "dev-small", "--baseline", FIXTURES / "heldout-other",
+                    "--out", tmp_path / "t", "--table", "mab-fc")
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "t" / "mab-fc.md").read_text()
+    assert ("not tested against the baseline (no question in common with it, so no arrow can "
+            "show): dev-small: 6K sh, 6K mh, 32K sh, 32K mh, mean sh, mean mh.") in text
+
+
+def test_c48_the_same_folder_twice_is_refused(runs, tmp_path):
+    clean_error(invoke("tables", "base", runs["base"], "--results-dir", runs["base"].parent,
+                       "--table", "mab-fc", "--out", tmp_path / "t"),
+                f"folder base is given twice ('base' and '{runs['base']}') (expected each "
+                "folder once)")
+
+
+def test_c49_a_run_made_with_abstain_below_is_marked(runs, tmp_path):
+    result = invoke("tables", runs["base"], runs["abst"], "--table", "mab-fc", "--out",
+                    tmp_path / "t")
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "t" / "mab-fc.md").read_text()
+    assert "| abst | live:rules + live:lexicon | search¶ | none | dev |" in text
+    assert "| base | live:rules + live:lexicon | search | none | dev |" in text
+    assert ("¶ made with --abstain-below: answers labelled below the level were left "
+            "unanswered and count as wrong: abst below high, 73 of 200 questions.") in text
+    assert "search\\textsuperscript{\\P}" in (tmp_path / "t" / "mab-fc.tex").read_text()
+    compared = invoke("compare", runs["base"], runs["abst"]).output
+    assert "- B: abst: live:rules + live:lexicon, search, abstaining below high, 200 " \
+           "questions" in compared
+    assert "| abst¶ | factconsolidation_sh_6k |" in compared
+    assert ("¶ abst: made with --abstain-below high: 73 of its 200 questions were left "
+            "unanswered (their label was below it) and count as wrong.") in compared
+
+
+def test_c50_the_imported_footnote_names_the_column_of_the_system(tmp_path):
+    result = invoke("tables", "imported-nous-6k", "--table", "mab-fc", "--out", tmp_path / "t")
+    assert result.exit_code == 0, result.output
+    assert "(second column, plan sets: the system; commit: factres's)" in \
+        (tmp_path / "t" / "mab-fc.md").read_text()
+
+
+def test_c51_files_left_from_an_earlier_build_are_named(tmp_path):
+    out = tmp_path / "t"
+    assert invoke("tables", FIXTURES / "dev-small", "--out", out).exit_code == 0
+    result = invoke("tables", FIXTURES / "dev-plain-dirty", "--out", out, "--format", "md",
+                    "--table", "mab-fc")
+    assert result.exit_code == 0
+    assert (f"note: left from an earlier build in {out}, not rewritten now: mab-fc.tex, "
+            "mab-ref.md, mab-ref.tex, preview.tex (they may show other folders than this "
+            "build)") in result.output
+
+
+def test_c52_a_checked_figure_its_quote_does_not_give_is_refused(tmp_path):
+    refs = orjson.loads((Path(__file__).resolve().parent.parent / "resolver" / "data" /
+                         "references.json").read_bytes())
+    entry = next(e for e in refs["references"] if e["id"] == "A-main")
+    entry["sizes"]["6k"]["mh"] = 99                   # its quote still says "from 88 to 93"
+    path = tmp_path / "refs-changed.json"
+    path.write_bytes(orjson.dumps(refs))
+    clean_error(invoke("tables", "dev-6k-search-confidence", "--with-references",
+                       "--references", path, "--out", tmp_path / "t", "--table", "mab-fc"),
+                f"{path}: entry 'A-main' is marked checked, but its figure 6k.mh is 99, which "
+                "its quote does not give (numbers there: 100, 67, 84.5, 88, 89, 93, 97, 98, "
+                "98.3) (expected a checked entry's figures as its quote and the transcription "
+                "give them (or checked: false))")
+
+
+def test_c52_a_checked_table_figure_is_compared_with_the_transcription(tmp_path):
+    refs = orjson.loads((Path(__file__).resolve().parent.parent / "resolver" / "data" /
+                         "references.json").read_bytes())
+    entry = next(e for e in refs["references"] if e["id"] == "CAR-gpt-4o")
+    entry["sizes"]["262k"]["mh"] = 44
+    path = tmp_path / "refs.json"
+    path.write_bytes(orjson.dumps(refs))
+    clean_error(invoke("tables", "dev-6k-search-confidence", "--references", path, "--out",
+                       tmp_path / "t", "--table", "mab-ref"),
+                f"{path}: entry 'CAR-gpt-4o' is marked checked, but its figure 262k.mh is 44, "
+                "and the transcription's row 'CAR pipeline' has 41 (expected a checked entry's "
+                "figures as its quote and the transcription give them (or checked: false))")
+
+
+def test_c53_an_unknown_folder_path_is_named_once(tmp_path):
+    result = invoke("tables", "nope/x", "--out", tmp_path / "t")
+    assert result.output.startswith("Error: no folder 'nope/x' (expected ")
+
+
+# ---- C56: oracle paths with no multi-hop source ------------------------------------------------
+def test_c56_paths_of_data_without_a_multi_hop_source_is_refused(tmp_path):
+    from test_oracle_paths import write_tiny
+    rows = orjson.loads(write_tiny(tmp_path).read_bytes())
+    rows["data"] = [r for r in rows["data"] if r["metadata"]["source"] == SH]
+    data = tmp_path / "sh.json"
+    data.write_bytes(orjson.dumps(rows))
+    clean_error(invoke("oracle", "paths", "--data", data, "--out", tmp_path / "p"),
+                f"{data}: no multi-hop source (the kind comes from the source name): nothing "
+                f"analysed; the data's sources are {SH} (expected rows of a source named "
+                "<name>_mh_<size>, e.g. factconsolidation_mh_6k)")
+
+
+# ---- C57: the suggested explain command is shell-safe -----------------------------------------
+def test_c57_the_explain_command_misses_suggests_pastes_into_a_shell(tmp_path):
+    import subprocess
+    ids = ["q|0|44", "q\u202e1", "it's", "plain", "q;rm"]
+    run = _run_of(tmp_path, hostile_rows(tmp_path, ids=ids))
+    result = invoke("oracle", "misses", run, "--out", tmp_path / "m")
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("Why each"))
+    command = line[line.index("`") + 1:line.rindex("`")]
+    report = orjson.loads((tmp_path / "m" / "misses.json").read_bytes())
+    missed = [m["qid"] for m in report["misses"]]
+    assert "q\u202e1" in missed or "q|0|44" in missed
+    assert "$'q\\u202e1'" in command or "q\u202e1" not in missed
+    # bash reads the words back as the ids, byte for byte
+    words = subprocess.run(["bash", "-c", "printf '%s\\0' " + command.removeprefix(
+        "factres explain ")], capture_output=True, check=True).stdout.split(b"\0")[:-1]
+    assert [w.decode() for w in words] == ["hostile"] + missed

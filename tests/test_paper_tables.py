@@ -17,6 +17,7 @@ import pytest
 from resolver.errors import InputError
 from resolver.report import paper_tables
 from resolver.report.compare import outcomes
+from resolver.report.compare_report import plain
 from resolver.report.folders import gather
 from resolver.report.paper_tables import build, make_tables
 from resolver.run.reader import read_run
@@ -184,7 +185,7 @@ def test_references_in_mab_fc_are_a_group_of_their_own_under_a_heading():
     assert a[0].text == "—"
     assert [c.text for c in a[5:15]] == ["91.5", "12", "80", "—", "n/r", "n/r", "n/r", "n/r",
                                          "85.75", "—"]
-    notes = " ".join(str(n) for n in fc.notes)
+    notes = " ".join(plain(n) for n in fc.notes)
     assert "† on a reference's name: quoted second-hand, P's figures as source Q quotes them." \
         in notes
     assert "‡ on a reference's name: a vendor's claim, V's own figures, quoted in source Q." \
@@ -192,9 +193,9 @@ def test_references_in_mab_fc_are_a_group_of_their_own_under_a_heading():
     assert "* on a reference's name: not checked against the transcription." in notes
     assert fc.sources == ("dev-small", "references.json")
     # without the option mab-fc is as before: no reference row, no title
-    (plain,), _ = build(gather((str(FIXTURES / "dev-small"),)), ("mab-fc",),
-                        references=REFERENCES)
-    assert plain.group_titles == () and len(plain.rows) == 1
+    (bare,), _ = build(gather((str(FIXTURES / "dev-small"),)), ("mab-fc",),
+                       references=REFERENCES)
+    assert bare.group_titles == () and len(bare.rows) == 1
 
 
 def test_group_titles_and_notes_quoting_names_are_escaped_per_format():
@@ -287,7 +288,7 @@ def test_mab_ref_marks_provenance_and_sets_factres_stale_rates_beside_the_publis
         "factres", Cell("12.5", "(1/8)"), "0.0")
     assert factres[9].text == "n/r" and factres[-1].text == "dev-small"
     assert table.groups[-1] == (factres,)                  # after the references, alone
-    notes = " ".join(table.notes)
+    notes = " ".join(plain(n) for n in table.notes)
     assert "† quoted second-hand: P's figures as source Q quotes them." in notes
     assert "‡ vendor claim: V's own figures, quoted in source Q." in notes
     assert ("Stale denominator of source P: questions whose gold is a final value (n = 50 at "

@@ -137,7 +137,8 @@ def locate(ref: str, results_dir: str | Path | None = None, what: str = "run",
     if path.is_dir():
         return path
     if len(path.parts) > 1:          # a path, not an id: nothing to look up
-        raise InputError(f"no {what} folder {str(ref)!r}", expected=LOOKUP)
+        raise InputError(f"no {what if what == 'folder' else what + ' folder'} {str(ref)!r}",
+                         expected=LOOKUP)
     roots = lookup_roots(results_dir)
     for root in roots:
         if (root / str(ref)).is_dir():
@@ -358,6 +359,16 @@ def read_traces(run: RunFolder) -> dict[str, dict]:
         derived.check_trace(file, line, trace, row)
         by_qid[trace["qid"]] = trace
     return by_qid
+
+
+def resolver_answer(row: dict, trace: dict | None = None) -> str:
+    """The resolver's own answer of a prediction row, the one its confidence label labels: its
+    `resolver_answer` (an imported row's prediction); a run made before abstentions kept that
+    answer recorded "" for an abstained question, whose trace's winner still holds it."""
+    answer = row.get("resolver_answer", row.get("prediction", ""))
+    if not answer and derived.abstained(row) and trace and trace.get("winner"):
+        return trace["winner"]["answer"]
+    return answer
 
 
 # ---- the run's data -------------------------------------------------------------------------

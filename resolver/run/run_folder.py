@@ -154,6 +154,33 @@ def write_file(path: Path, data: bytes | str) -> None:
         raise
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def replace_file(path: Path, data: bytes | str) -> None:
+    """Write a derived file (a paper table, a figure) through a temporary file renamed over
+    `path`: a reader sees the old file or the new one, never half of one. The file gets the
+    mode any new file gets (0644 under the usual umask, as run folders' files), not mkstemp's
+    private 0600. A failed write (a full disk) names `path` and leaves the old file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None or exc.filename == tmp:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def reserve(root: Path, name: str) -> Path | None:
     """Claim `<root>/<name>` by creating `<root>/.tmp-<name>/` (mkdir is atomic) with the
     marker naming this process; None when another process holds the claim or the folder
