@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from resolver import escape
-from resolver.errors import InputError
+from resolver.errors import InputError, clip
 from resolver.haystack import Dataset, Gold
 from resolver.plan.question import read
 from resolver.run.reader import candidate_of, read_run
@@ -208,10 +208,11 @@ def _wrap(text: str, indent: str, width: int = WIDTH) -> list[str]:
 
 
 def _for_terminal(value):
-    """Every string of an explanation escaped for the terminal (names, questions, fact lines
-    and answers come from the data and the run): before any wrapping, so widths hold."""
+    """Every string of an explanation cut to CLIP characters (saying how many more there are:
+    `--json` has them all) and escaped for the terminal (names, questions, fact lines and
+    answers come from the data and the run): before any wrapping, so widths hold."""
     if isinstance(value, str):
-        return escape.terminal(value)
+        return escape.terminal(clip(value))
     if isinstance(value, dict):
         return {k: _for_terminal(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

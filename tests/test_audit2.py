@@ -144,7 +144,8 @@ def test_3_data_changed_in_place_is_refused_naming_both_hashes(run, command):
     clean_error(invoke(*args), f"{run / 'meta.json'}: the run's data file {data} has changed "
                                f"since the run: its sha256 is {after}, the run recorded "
                                f"{before}; no copy with the recorded sha256 found (tried "
-                               f"{data}, {_bundled(data)}) (expected the data the run was "
+                               f"{data}, {_bundled(data)}, every bundled file "
+                               f"({_bundled(data).parent})) (expected the data the run was "
                                "made from)")
 
 
@@ -344,7 +345,8 @@ def test_weak_no_space_left_names_the_file(tmp_path, monkeypatch):
 
     def full_for_misses(path, mode="r", *args, **kwargs):
         handle = real_open(path, mode, *args, **kwargs)
-        return _FullDisk(handle) if "w" in mode and str(path).endswith("misses.json") else handle
+        writes = "w" in mode or "x" in mode
+        return _FullDisk(handle) if writes and str(path).endswith("misses.json") else handle
     monkeypatch.setattr("io.open", full_for_misses)
     monkeypatch.setattr("builtins.open", full_for_misses)
     data = write_tiny(tmp_path)
@@ -355,11 +357,15 @@ def test_weak_no_space_left_names_the_file(tmp_path, monkeypatch):
                         "space left on device")
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["r"]
     monkeypatch.undo()
-    if Path("/dev/full").exists():
-        from resolver.run import run_folder
+    # (the third audit, C31) a file of a claimed folder is created, never written over: not
+    # /dev/full, not a file or a link already there
+    from resolver.run import run_folder
+    (tmp_path / "there").write_text("mine")
+    for path in (Path("/dev/full"), tmp_path / "there"):
         with pytest.raises(OSError) as info:
-            run_folder.write_file(Path("/dev/full"), b"x" * 10)
-        assert info.value.errno == errno.ENOSPC and info.value.filename == "/dev/full"
+            run_folder.write_file(path, b"x" * 10)
+        assert info.value.errno == errno.EEXIST and info.value.filename == str(path)
+    assert (tmp_path / "there").read_text() == "mine"
 
 
 # ---- weak: factres score inputs ------------------------------------------------------------------

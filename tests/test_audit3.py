@@ -531,3 +531,109 @@ def test_c57_the_explain_command_misses_suggests_pastes_into_a_shell(tmp_path):
     words = subprocess.run(["bash", "-c", "printf '%s\\0' " + command.removeprefix(
         "factres explain ")], capture_output=True, check=True).stdout.split(b"\0")[:-1]
     assert [w.decode() for w in words] == ["hostile"] + missed
+
+
+# ---- C31: export writes inside --out, never over a file ---------------------------------------
+@pytest.mark.parametrize("config, name", [
+    ({"tag": "../../../../victim/q", "max_test_samples": "/../../z"},
+     f"{MH}_.-.-.-.-victim-q_inunknown_sizeunknown_shotsunknown_max_samples-.-.-z_results.json"),
+    ({"tag": "x\ny", "context_max_length": "\n", "max_test_samples": "a\\b"},
+     f"{MH}_x-y_in-_sizeunknown_shotsunknown_max_samplesa-b_results.json"),
+], ids=["traversal", "newline"])
+def test_c31_export_names_files_safely_inside_out(tmp_path, config, name):
+    first = tmp_path / "first"
+    assert invoke("export", "imported-nous-6k", "--out", first).exit_code == 0
+    (harness,) = (first / "Conflict_Resolution").glob(f"{MH}_*")
+    payload = orjson.loads(harness.read_bytes())
+    payload["dataset_config"].update(config)
+    payload["agent_config"] = {"agent_name": "trav", "model": "m"}
+    crafted = tmp_path / "crafted.json"
+    crafted.write_bytes(orjson.dumps(payload))
+    results = tmp_path / "results"
+    assert invoke("score", crafted, "--run-id", "trav", "--results-dir", results).exit_code == 0
+    victim = tmp_path / "out" / "z_results.json"           # where "/../../z" used to land
+    victim.parent.mkdir()
+    victim.write_text("precious")
+    before = sorted(p for p in tmp_path.rglob("*"))
+    result = invoke("export", "trav", "--results-dir", results, "--out",
+                    tmp_path / "out" / "a" / "exp")
+    assert result.exit_code == 0, result.output
+    assert victim.read_text() == "precious"
+    written = tmp_path / "out" / "a" / "exp" / "Conflict_Resolution" / name
+    assert result.stdout == f"wrote {written} ({len(payload['data'])} records)\n"
+    after = sorted(p for p in tmp_path.rglob("*"))
+    assert [p for p in after if p not in before] == [
+        tmp_path / "out" / "a", tmp_path / "out" / "a" / "exp", written.parent, written]
+    assert result.stderr.startswith(f"warning: {MH}: the imported file's dataset_config.")
+    assert "(a file name holds no path separator, '..' or control character)" in result.stderr
+
+
+def test_c31_a_folder_never_gets_a_file_outside_it(tmp_path):
+    from resolver.errors import InputError
+    from resolver.run.run_folder import write_new_folder
+    for name in ("../escape.json", "/abs.json", "a/../../b.json", "x\n.json", "a\\b.json"):
+        with pytest.raises(InputError, match="would not be a file inside"):
+            write_new_folder(tmp_path / "new", {name: "x"}, "test")
+        assert not (tmp_path / "new").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+# ---- C54: a relative data path, from where the run was made ------------------------------------
+def test_c54_a_relative_data_path_is_read_from_where_the_run_started(tmp_path, monkeypatch):
+    from resolver.haystack import bundled_path
+    monkeypatch.delenv("FACTRES_PLANS", raising=False)
+    made = tmp_path / "made"
+    (made / "data").mkdir(parents=True)
+    shutil.copy(bundled_path(), made / "data" / "fc6k.json")
+    monkeypatch.chdir(made)
+    results = tmp_path / "deep" / "res"
+    run = execute(RunConfig(data=("data/fc6k.json",)), results=results, run_id="rel").path
+    assert orjson.loads((run / "meta.json").read_bytes())["cwd"] == str(made)
+    # another working folder, with another file of that relative name
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "data").mkdir(parents=True)
+    (elsewhere / "data" / "fc6k.json").write_text('{"data": []}')
+    monkeypatch.chdir(elsewhere)
+    result = invoke("explain", run, NO82)
+    assert result.exit_code == 0, result.output
+    # the original gone: the bundled file with the recorded sha256, whatever its name
+    shutil.rmtree(made)
+    result = invoke("explain", run, NO82, "--json")
+    assert result.exit_code == 0, result.output
+    assert orjson.loads(result.stdout)[0]["qid"] == NO82
+
+
+# ---- C55: values in messages as JSON writes them ------------------------------------------------
+@pytest.mark.parametrize("prediction, shown", [
+    (True, "a boolean true"), ({"a": "Belgium"}, 'an object {"a": "Belgium"}'),
+    (1945, "a number 1945"), (["Belgium", "France"], 'a list ["Belgium", "France"]')])
+def test_c55_a_prediction_of_another_type_is_shown_as_json(tmp_path, prediction, shown):
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"qid": f"{SH}_no0", "prediction": prediction}) + "\n")
+    clean_error(invoke("score", path, "--results-dir", tmp_path / "r"),
+                f"{path}: line 1: 'prediction' is {shown} (expected a string (or null for no "
+                "answer))")
+
+
+# ---- C58: a line break in a name quoted by an error ---------------------------------------------
+def test_c58_an_error_quoting_a_name_with_a_line_break_stays_one_line(runs, tmp_path):
+    run = _run_of(tmp_path, hostile_rows(tmp_path, "evil|x\n<!-- "))
+    result = invoke("compare", runs["base"], run)
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: the runs cover different questions: ")
+    assert result.output.count("\n") == 1 and "evil|x\\n<!-- _mh_6k: 5" in result.output
+
+
+# ---- C59: a 2 MB prediction is cut in explain ---------------------------------------------------
+def test_c59_explain_cuts_a_long_value_and_says_how_much(tmp_path):
+    path = tmp_path / "huge.jsonl"
+    path.write_text(json.dumps({"qid": f"{SH}_no1", "prediction": "x" * 2_000_000}) + "\n")
+    results = tmp_path / "r"
+    assert invoke("score", path, "--run-id", "huge", "--results-dir", results).exit_code == 0
+    result = invoke("explain", "huge", f"{SH}_no1", "--results-dir", results)
+    assert result.exit_code == 0, result.output
+    assert len(result.output) < 5_000
+    assert "answer: " + "x" * 90 in result.output          # wrapped at the terminal's width
+    assert "... (1999800 more characters)" in " ".join(result.output.split())
+    full = invoke("explain", "huge", f"{SH}_no1", "--results-dir", results, "--json")
+    assert orjson.loads(full.stdout)[0]["prediction"] == "x" * 2_000_000

@@ -375,20 +375,26 @@ def resolver_answer(row: dict, trace: dict | None = None) -> str:
 def locate_data(name: str, meta: dict, run_path: Path) -> str:
     """The data file a run names, checked against the sha256 meta.json records for it. A run
     records the path it was given (absolute for the bundled default, so a run made in another
-    checkout names that checkout). Tried in order: the path as recorded; a relative path from
-    the checkout the run folder sits in (results/<run>/ -> ..); the bundled file of the same
-    name. The first with the recorded sha256 is taken; a file at the recorded path whose
-    content changed is an error naming both hashes when no copy matches."""
+    checkout names that checkout) and, since the third audit, the working folder it started
+    in (`cwd`), which a relative path is relative to. Tried in order: the path as recorded
+    (a relative one from the recorded working folder; a run that recorded none, from the
+    current one); a relative path from the current working folder; from the checkout the run
+    folder sits in (results/<run>/ -> ..); the bundled file of the same name; then any bundled
+    file with the recorded sha256, whatever its name. The first with the recorded sha256 is
+    taken; a file at the recorded place whose content changed is an error naming both hashes
+    when no copy matches."""
     from resolver.haystack import bundled_path
     want = meta["data_sha256"].get(name)
     if want is None:
         raise InputError(f"meta.json records no sha256 for its data file {name}",
                          path=str(run_path / META_FILE),
                          expected="data_sha256 naming every file of data")
-    candidates = [Path(name)]
-    if not Path(name).is_absolute():
-        candidates.append(run_path.resolve().parent.parent / name)
-    candidates.append(bundled_path(Path(name).name))
+    given = Path(name)
+    recorded = given if given.is_absolute() else Path(meta.get("cwd") or ".") / given
+    candidates = [recorded]
+    if not given.is_absolute():
+        candidates += [given, run_path.resolve().parent.parent / name]
+    candidates.append(bundled_path(given.name))
     tried, changed = [], []
     for candidate in candidates:
         if str(candidate) in tried:
@@ -399,8 +405,14 @@ def locate_data(name: str, meta: dict, run_path: Path) -> str:
             if got == want:
                 return str(candidate)
             changed.append((candidate, got))
-    if changed and str(changed[0][0]) == name:
-        raise InputError(f"the run's data file {name} has changed since the run: its sha256 "
+    found = _bundled_with(want)
+    if found is not None:
+        return str(found)
+    tried.append(f"every bundled file ({bundled_path().parent})")
+    if changed and changed[0][0] == recorded:
+        where = name if given.is_absolute() or meta.get("cwd") else \
+            f"{name} (relative to the working folder: the run recorded none)"
+        raise InputError(f"the run's data file {where} has changed since the run: its sha256 "
                          f"is {changed[0][1]}, the run recorded {want}; no copy with the "
                          f"recorded sha256 found (tried {', '.join(tried)})",
                          path=str(run_path / META_FILE),
@@ -411,6 +423,16 @@ def locate_data(name: str, meta: dict, run_path: Path) -> str:
                      path=str(run_path / META_FILE),
                      expected="the data file it names, or a copy with the sha256 meta.json "
                               f"records for it ({want})")
+
+
+def _bundled_with(sha256: str) -> Path | None:
+    """The bundled data file (resolver/data/fc/) whose bytes have this sha256, if one has."""
+    from resolver.haystack import bundled_path
+    folder = bundled_path().parent
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == sha256:
+            return path
+    return None
 
 
 def load_run_data(run: RunFolder) -> tuple[Dataset, Gold]:

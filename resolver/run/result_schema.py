@@ -178,6 +178,8 @@ class MetaJson(TypedDict):
     config: RunConfigRecord        # data, plans, split, reader, repair, host, timeout, bootstrap
     data: list[str]                # haystack files, as given (oracle/ re-reads them from here)
     data_sha256: dict[str, str]    # path -> sha256 of the file's bytes
+    cwd: NotRequired[str]          # the working folder the run started in: a relative path of
+                                   # `data` is relative to it (runs since the third audit)
     split: str                     # "dev" (gold read and scored) or "test" (gold never read)
     grammar_sha256: str            # grammars/facts.lark
     lexicon_sha256: dict[str, str] # path -> sha256 of the lexicon sources (plan/lexicon.py, ...)
@@ -299,6 +301,7 @@ class ImportedMetaJson(TypedDict):
     data: list[str]                # row files: their contexts rebuild the stores, their gold
                                    # is what was scored
     data_sha256: dict[str, str]
+    cwd: NotRequired[str]          # what a relative path of `data` is relative to
     split: str                     # the splits of the sources, joined by "+" ("dev", "test")
     splits: dict[str, str]         # source -> "dev" (6K), "test" (32K-262K) or "other"
     scoring: dict[str, str]        # the metric, its rule and which gold

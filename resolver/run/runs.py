@@ -428,6 +428,8 @@ def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: G
             "config_sha256": record["config_sha256"], "config_identity": record["identity"],
             "config": config_json,
             "data": list(dataset.paths), "data_sha256": dict(sorted(dataset.files_sha256.items())),
+            # a relative data path is relative to this folder: readers resolve it from here
+            "cwd": str(Path.cwd()),
             "split": config.split, "grammar_sha256": grammar_sha256(),
             "lexicon_sha256": source_hashes(LEXICON_FILES), "plan_sets": set_records,
             "reader": reader_name, "repair": repairer.name if repairer is not None else "none",
