@@ -12,9 +12,10 @@ candidates: its prediction is set against the gold paths and the versions along 
 
 It reads gold, so it lives in oracle/. The reading is the current code's, not the run's (a run
 made by older code may have been read otherwise); the paths and terms are the run's own. The EM
-shown is recomputed from the prediction and the gold (the file's own is named when it differs),
-and a hop of the run's trace that is not a fact of the store is said to be so: an edited file
-is never shown as the run's own."""
+shown is recomputed from the prediction and the data's gold (the reader refuses a row whose own
+em or gold disagrees), and a hop of the run's trace that is not a fact of the store is said to
+be so: an edited file is never shown as the run's own. On the terminal every value is cut to
+200 characters (`--json` has them whole)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -19,10 +19,15 @@ What it checks, each failure one `InputError` naming the file, the line (JSONL) 
   count and answered count of meta.json `counts`, the questions per source of the metrics rows,
   scored or not); question ids are unique; traces.jsonl (when asked for) has one row per
   question, in the same order, with the same question and answer; an imported run's is empty.
+- Derived values (`derived`): nothing a file computes from its rows is believed before it is
+  recomputed or bounded: each row's em, metrics.json's rows, an imported run's missing and
+  empty questions, a trace's answer against its winning path, the rows' gold against the data's
+  (in `load_data`), the figures of nbest.json and ceiling.json.
 - Data: `load_data` re-reads the files meta.json names and checks each against its recorded
   sha256; a file changed in place is refused naming both hashes unless a copy with the
-  recorded sha256 is found where `locate_data` looks (the checkout the folder sits in, the
-  bundled data).
+  recorded sha256 is found where `locate_data` looks (a relative path from the working folder
+  the run recorded, the checkout the folder sits in, the bundled data, by name then by
+  sha256).
 
 Gold is read only by `load_data`, for the analyses (oracle/) and later readers that score.
 May import the stages below `run` (it rebuilds search candidates from traces) and `run`'s own
