@@ -637,3 +637,11 @@ def test_c59_explain_cuts_a_long_value_and_says_how_much(tmp_path):
     assert "... (1999800 more characters)" in " ".join(result.output.split())
     full = invoke("explain", "huge", f"{SH}_no1", "--results-dir", results, "--json")
     assert orjson.loads(full.stdout)[0]["prediction"] == "x" * 2_000_000
+
+
+def test_the_reader_knows_an_abstention_by_the_reason_the_run_writes():
+    from resolver.run import derived
+    from resolver.search import confidence
+    assert derived.ABSTAINED == confidence.ABSTAINED
+    assert derived.abstained({"reason": confidence.abstention(
+        confidence.Confidence("low", ("a reason",)), "high")})

@@ -111,7 +111,7 @@ def test_table_of_a_missing_run_is_an_error(results):
     committed = ROOT / "results"
     assert result.output.startswith(f"Error: no run 'nope' in {results}/ (no runs there) or in "
                                     f"{committed}/ (")
-    # the committed runs by name, the first few (whichever sorts first) and the count
+    # the first committed run by name (new committed runs change which one)
     first = sorted(p.name for p in committed.iterdir() if (p / "meta.json").is_file())[0]
     assert f"runs there: {first}, " in result.output
     assert result.output.endswith(" (expected a run id under the results folder (--results-dir, "

@@ -50,7 +50,6 @@ from resolver.run.result_schema import (
     METRICS_FILE,
     NBEST_FILE,
     PREDICTIONS_FILE,
-    TRACES_FILE,
 )
 
 # metrics.json keeps 6 decimals (scoring._round): a recomputed value may differ by half of one
