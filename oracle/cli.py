@@ -133,11 +133,14 @@ def ceiling_command(data, time_limit, out, results_dir) -> None:
 @library_errors
 def misses_command(run, out, results_dir) -> None:
     """Sort every miss of a run into the bucket where it broke, named as the output names them:
-    no_gold_path, reader_error, selection_error, needs_older_version, plan_error:no_plan,
+    abstained, no_gold_path, reader_error, selection_error, needs_older_version,
+    plan_error:no_plan,
     plan_error:wrong_base_entity, plan_error:near_synonym, plan_error:hop_short,
     plan_error:hop_padded, plan_error:swapped, plan_error:other, search_error. An imported run
     (factres score) has no plans: no_gold_path, unanswered, needs_older_version, stale,
-    latest_path_missed. RUN is a run id under the results folder or a run folder.
+    latest_path_missed. An abstained question (a run made with --abstain-below) is no error of
+    the resolver: its detail says whether the resolver's own answer was right.
+    RUN is a run id under the results folder or a run folder.
 
     Example: factres oracle misses dev-6k-search-nbest-2
     """
@@ -167,14 +170,21 @@ def calibration_command(runs, out, results_dir) -> None:
     """How the confidence labels sort right answers from wrong ones: per label, the precision
     (share right) and the coverage (share of questions at or above it), per run and pooled. A
     row marked unanswerable (metadata.unanswerable: true, run with --split test) is right only
-    when left unanswered. Prints the summary table. RUN is a run id or a run folder.
+    when left unanswered. Each label is judged on the resolver's own answer, also where a run
+    made with --abstain-below left the question unanswered (the abstentions are counted apart).
+    Runs over the same questions are not pooled; a --split test run is calibrated on its
+    unanswerable rows only. Prints the summary table. RUN is a run id or a run folder.
 
     Example: factres oracle calibration dev-6k-search-confidence dev-6k-plain-confidence
     """
-    from .calibration import HEADERS, analyse, summary_rows
+    from resolver import escape
+
+    from .calibration import HEADERS, analyse, notes, summary_rows
     from .report import md_table
     analysis = analyse(runs, results_dir)
     _report(analysis, out, results_dir, md_table(HEADERS, summary_rows(analysis.payload)))
+    for note in notes(analysis.payload):
+        click.echo("note: " + escape.terminal("".join(note)), err=True)
 
 
 @oracle.command("signals")

@@ -12,15 +12,16 @@ candidates: its prediction is set against the gold paths and the versions along 
 
 It reads gold, so it lives in oracle/. The reading is the current code's, not the run's (a run
 made by older code may have been read otherwise); the paths and terms are the run's own. The EM
-shown is recomputed from the prediction and the gold (the file's own is named when it differs),
-and a hop of the run's trace that is not a fact of the store is said to be so: an edited file
-is never shown as the run's own."""
+shown is recomputed from the prediction and the data's gold (the reader refuses a row whose own
+em or gold disagrees), and a hop of the run's trace that is not a fact of the store is said to
+be so: an edited file is never shown as the run's own. On the terminal every value is cut to
+200 characters (`--json` has them whole)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from resolver import escape
-from resolver.errors import InputError
+from resolver.errors import InputError, clip
 from resolver.haystack import Dataset, Gold
 from resolver.plan.question import read
 from resolver.run.reader import candidate_of, read_run
@@ -208,10 +209,11 @@ def _wrap(text: str, indent: str, width: int = WIDTH) -> list[str]:
 
 
 def _for_terminal(value):
-    """Every string of an explanation escaped for the terminal (names, questions, fact lines
-    and answers come from the data and the run): before any wrapping, so widths hold."""
+    """Every string of an explanation cut to CLIP characters (saying how many more there are:
+    `--json` has them all) and escaped for the terminal (names, questions, fact lines and
+    answers come from the data and the run): before any wrapping, so widths hold."""
     if isinstance(value, str):
-        return escape.terminal(value)
+        return escape.terminal(clip(value))
     if isinstance(value, dict):
         return {k: _for_terminal(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

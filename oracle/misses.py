@@ -1,6 +1,10 @@
 """Every miss of a run (EM 0), in the bucket where it broke. Buckets are tried in this order;
 the first that applies wins:
 
+0. `abstained`: the run left the question unanswered under `--abstain-below` (its label was
+   below the level). No error of the resolver: the detail gives the label, the resolver's own
+   answer (`resolver_answer`) and whether it was right, and when it was not, the bucket that
+   answer falls in.
 1. `no_gold_path`: no gold path at all (oracle.paths: any version, up to 5 hops, from the plan
    entities and every entity the question names). No resolver over this store can answer.
 2. `reader_error`: the resolver's own answer was right but the reader's replaced it.
@@ -28,7 +32,8 @@ Answers are matched as the harness scores them (`scoring.harness_score`).
 from __future__ import annotations
 
 from resolver.plan.plans import Plan, step_relations
-from resolver.run.reader import RunFolder, candidate_of, read_run
+from resolver.run.derived import abstained
+from resolver.run.reader import RunFolder, candidate_of, read_run, resolver_answer
 from resolver.run.result_schema import IMPORTED_KIND
 from resolver.run.scoring import harness_score
 from resolver.text.relations import inventory
@@ -36,7 +41,8 @@ from resolver.text.relations import inventory
 from .gold import is_hit
 from .paths import GoldPath, QuestionPaths, find_paths
 
-BUCKETS = ("no_gold_path", "reader_error", "selection_error", "needs_older_version",
+ABSTAINED = "abstained"
+BUCKETS = (ABSTAINED, "no_gold_path", "reader_error", "selection_error", "needs_older_version",
            "plan_error:no_plan", "plan_error:wrong_base_entity", "plan_error:near_synonym",
            "plan_error:hop_short", "plan_error:hop_padded", "plan_error:swapped",
            "plan_error:other", "search_error")
@@ -94,11 +100,24 @@ def plan_error_kind(plan: Plan, paths: list[GoldPath]) -> str:
 def classify(row: dict, trace: dict, qp: QuestionPaths) -> tuple[str, str]:
     """(bucket, detail) of one missed question."""
     golds = qp.golds
+    if abstained(row):
+        # the run's choice, not the resolver's error: say what the resolver had answered, and
+        # where that answer would have broken
+        answer = resolver_answer(row, trace)
+        label = (row.get("confidence") or {}).get("label", "?")
+        said = f"label {label}; the resolver said {answer!r}" if answer else \
+            f"label {label}; the resolver had no answer"
+        if is_hit(answer, golds):
+            return ABSTAINED, f"{said}, which was right"
+        bucket, detail = classify(dict(row, prediction=answer, resolver_answer=answer,
+                                       reason=""), trace, qp)
+        return ABSTAINED, f"{said}, which was wrong: {bucket}" + (f" ({detail})" if detail
+                                                                  else "")
     if not qp.has_path:
         return "no_gold_path", ""
-    resolver_answer = row.get("resolver_answer", row.get("prediction", ""))
-    if resolver_answer != row.get("prediction", "") and is_hit(resolver_answer, golds):
-        return "reader_error", f"resolver said {resolver_answer!r}"
+    said = row.get("resolver_answer", row.get("prediction", ""))
+    if said != row.get("prediction", "") and is_hit(said, golds):
+        return "reader_error", f"resolver said {said!r}"
     candidates = [candidate_of(c) for c in trace.get("candidates", [])]
     right = [c for c in candidates if is_hit(c.answer, golds)]
     if right:
@@ -197,14 +216,19 @@ def misses_report(run: RunFolder, question_paths: list[QuestionPaths] | None = N
 
 
 def misses_markdown(run_id: str, summary: dict, rows: list[dict],
-                    buckets: tuple[str, ...] = BUCKETS) -> str:
+                    buckets: tuple[str, ...] = BUCKETS, level: str | None = None) -> str:
     from resolver import escape
 
     from .report import md_table
     out = [f"# Misses of run {escape.markdown(run_id)}, by the bucket where they broke\n"]
     sources = list(summary)
     used = [b for b in buckets if any(summary[s]["buckets"][b] for s in sources)]
-    out.append(md_table(["bucket"] + sources + ["all"],
+    if ABSTAINED in used:
+        out.append(f"{ABSTAINED}: left unanswered by the run (--abstain-below {level}: the "
+                   "answer's label was below it), not an error of the resolver; the detail "
+                   "says whether the resolver's own answer was right.\n")
+    # sources name the columns: user text, escaped as the cells are
+    out.append(md_table(["bucket"] + [escape.markdown(s) for s in sources] + ["all"],
                         [["questions"] + [summary[s]["questions"] for s in sources]
                          + [sum(summary[s]["questions"] for s in sources)],
                          ["misses"] + [summary[s]["misses"] for s in sources]
@@ -216,9 +240,15 @@ def misses_markdown(run_id: str, summary: dict, rows: list[dict],
         out.append(md_table(["qid", "bucket", "prediction", "gold", "detail"],
                             [[r["qid"], r["bucket"], r["prediction"] or "(none)",
                               "; ".join(r["gold"]), r["detail"]] for r in rows]))
-        # a code span shows backslashes as they are: only what would hide is escaped
-        out.append(f"\nWhy each got its answer: `factres explain {escape.visible(run_id)} "
-                   f"{' '.join(escape.visible(r['qid']) for r in rows)}`\n")
+        # a command to paste into a shell: each argument quoted for it (escape.shell), in a
+        # code span that a backtick of an id cannot end
+        words = [run_id] + [r["qid"] for r in rows]
+        command = " ".join(["factres", "explain"] + [escape.shell(w) for w in words])
+        span = f"`` {command} ``" if "`" in command else f"`{command}`"
+        out.append(f"\nWhy each got its answer: {span}"
+                   + (" (ids holding control or bidirectional characters are written in "
+                      "$'...' quoting, as bash and zsh read them)"
+                      if any(escape.visible(w) != w for w in words) else "") + "\n")
     return "\n".join(out)
 
 
@@ -232,5 +262,6 @@ def analyse(run_ref, root=None):
     payload = {"command": "misses", "run": run.name, "run_id": run.run_id,
                "data": run.meta["data"], "buckets": list(buckets), "summary": summary,
                "misses": rows}
+    level = (run.meta.get("config") or {}).get("abstain_below")
     return Analysis("misses", run.name, payload,
-                    misses_markdown(run.name, summary, rows, buckets))
+                    misses_markdown(run.name, summary, rows, buckets, level))

@@ -96,7 +96,8 @@ def nbest_markdown(run_id: str, report: dict) -> str:
     out.append(md_table(["source", "N", "added set", "questions", "plan recall@N",
                          "strict plan recall@N", "candidate recall@N", "success@N"], table))
     out.append("\nRe-selection over all sets agrees with the run's answer on: " + ", ".join(
-        f'{s} {v["rerun_agrees"]}/{v["questions"]}' for s, v in report["sources"].items())
+        f'{escape.markdown(s)} {v["rerun_agrees"]}/{v["questions"]}'
+        for s, v in report["sources"].items())
         + ".\n")
     return "\n".join(out)
 

@@ -331,7 +331,15 @@ def read_input(data=(), max_hops: int = MAX_HOPS) -> OracleInput:
 def analyse(data=(), max_hops: int = MAX_HOPS):
     """`factres oracle paths`."""
     from .report import Analysis, data_block, dataset_tag
+    from resolver.errors import InputError
     inp = read_input(data, max_hops)
+    if not any(q.kind == "mh" for q in inp.dataset.questions):
+        # an empty table would read as a result, as a bare context's would
+        sources = sorted({q.source for q in inp.dataset.questions})
+        raise InputError(f"no multi-hop source (the kind comes from the source name): nothing "
+                         f"analysed; the data's sources are {', '.join(sources)}",
+                         path=inp.dataset.paths[0], expected="rows of a source named "
+                         "<name>_mh_<size>, e.g. factconsolidation_mh_6k")
     summary, rows = paths_report(inp.question_paths)
     payload = {"command": "paths", "data": data_block(inp.dataset), "max_hops": max_hops,
                "plan_sets": [ps.set_id for ps in inp.plan_sets], "summary": summary,

@@ -27,12 +27,20 @@ class InputError(FactresError):
         return self
 
     def _render(self) -> str:
+        return self.render()
+
+    def render(self, escape=None) -> str:
+        """The message: "file:line: detail (expected ...)", then the context on a line of its
+        own. `escape` (a writer's, e.g. `resolver.escape.terminal`) is applied to each part on
+        its own, which may all quote user text: the only line break left is the message's own
+        before the context, never one of a name it quotes."""
+        esc = escape or (lambda text: text)
         where = place(self.path, self.line, row=self.row, column=self.column)
-        text = f"{where}: {self.detail}" if where else self.detail
+        text = f"{esc(where)}: {esc(self.detail)}" if where else esc(self.detail)
         if self.expected:
-            text += f" (expected {self.expected})"
+            text += f" (expected {esc(self.expected)})"
         if self.context:
-            text += "\n    " + clip(self.context)
+            text += "\n    " + esc(clip(self.context))
         return text
 
 

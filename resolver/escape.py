@@ -14,17 +14,19 @@ writes; the text is never stored escaped.
   text), so two names that print alike but differ are told apart.
 - `markdown`: a GitHub table cell or an HTML comment: the same visible escapes, then the
   backslash, `|` (a cell boundary), `<` and `>` (HTML, so `-->` cannot close a comment),
-  `*`, `` ` `` and `~` (emphasis, code, strike) and factres's own table marks `§ † ‡ ↑ ↓`
+  `*`, `` ` `` and `~` (emphasis, code, strike) and factres's own table marks `§ ¶ † ‡ ↑ ↓`
   (shown as `\\§`, so a name holding one is never read as the mark).
 - `latex`: text mode for pdflatex, lualatex or xelatex: the visible escapes (a control
   character would stop TeX, a line break inside a `%` comment would make the next line live
-  LaTeX), every special character (`\\ & % $ # _ { } ~ ^`), the marks `§ † ‡` as escaped text
+  LaTeX), every special character (`\\ & % $ # _ { } ~ ^`), the marks `§ ¶ † ‡` as escaped text
   (not as factres's superscript marks), the arrows `↑ ↓` as arrows in line (pdflatex's fonts
   lack the characters; the marks are superscripts) and the dashes factres writes; everything
   else stays UTF-8. (A row of a tabular that opens with `[` is the table writer's to guard:
   `tables.latex_table`.)
   `latex_comment` is for text inside a `%` comment, where only line breaks and control
   characters matter.
+- `shell`: one word of a command factres suggests (`factres explain RUN QID ...`): quoted for a
+  POSIX shell, or in bash's `$'...'` quoting when it holds a hidden character.
 - `plot`: a matplotlib label (`factres tables --plot`): the visible escapes, and `$` escaped
   (two would start mathtext, one unbalanced stops the drawing).
 
@@ -70,9 +72,9 @@ def terminal(text: str, *, lines: bool = False) -> str:
 
 
 # ---- Markdown -------------------------------------------------------------------------------
-# factres's own marks in its tables (paper_tables: †, ‡, §, ↑, ↓): a user's copy is shown
+# factres's own marks in its tables (paper_tables: †, ‡, §, ¶, ↑, ↓): a user's copy is shown
 # escaped.
-MARKS = "§†‡↑↓"
+MARKS = "§¶†‡↑↓"
 _MARKDOWN = {"\\": "\\\\", "|": "\\|", "<": "&lt;", ">": "&gt;", "*": "\\*",
              "`": "\\`", "~": "\\~", **{m: "\\" + m for m in MARKS}}
 _MARKDOWN_SPECIAL = re.compile("[" + re.escape("".join(_MARKDOWN)) + "]")
@@ -91,7 +93,7 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           # factres's marks are superscripts it adds itself (tables.latex_table); the same
           # characters in a name are set as escaped text, as Markdown shows them
           "§": r"\textbackslash{}\S{}", "†": r"\textbackslash{}\dag{}",
-          "‡": r"\textbackslash{}\ddag{}",
+          "‡": r"\textbackslash{}\ddag{}", "¶": r"\textbackslash{}\P{}",
           # arrows set as arrows, in line (factres's significance marks are superscripts)
           "↑": r"\ensuremath{\uparrow}", "↓": r"\ensuremath{\downarrow}"}
 _LATEX_SPECIAL = re.compile("[" + re.escape("".join(_LATEX)) + "]")
@@ -106,6 +108,25 @@ def latex(text: str) -> str:
 def plot(text: str) -> str:
     """`text` for a matplotlib label (see the module docstring)."""
     return visible(str(text)).replace("$", r"\$")
+
+
+def shell(text: str) -> str:
+    """`text` as one word of a shell command factres suggests: `shlex.quote`d (POSIX), or, when
+    it holds a character `visible` would escape (a control or bidirectional character, which a
+    terminal would act on rather than show), in bash's `$'...'` quoting with that character as
+    its escape, so that the word is shown and pasted as what it is."""
+    import shlex
+    if HIDDEN.search(text) is None:
+        return shlex.quote(text)
+    out = []
+    for ch in text:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif HIDDEN.match(ch):
+            out.append(_code(ch))
+        else:
+            out.append(ch)
+    return "$'" + "".join(out) + "'"
 
 
 def latex_comment(text: str) -> str:

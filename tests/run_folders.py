@@ -10,27 +10,33 @@ import orjson
 
 from resolver.haystack import load, sha256_bytes
 from resolver.run.result_schema import META_SCHEMA, METRICS_SCHEMA, dumps, dumps_lines
+from resolver.run.scoring import Cell, metrics_rows
 
 
 def _metrics_rows(rows: list[dict], reader: str, scored: bool) -> list[dict]:
-    out = []
+    """metrics.json's rows as scoring writes them (the reader recomputes them from the rows);
+    no question is stale-eligible (that needs the store)."""
+    cells = []
     for source in dict.fromkeys(r["source"] for r in rows):
         mine = [r for r in rows if r["source"] == source]
         kind = "mh" if "_mh_" in source else "sh" if "_sh_" in source else "unknown"
         size = source.rsplit("_", 1)[-1] if kind != "unknown" else "unknown"
-        out.append({"label": source, "source": source, "kind": kind, "size": size,
-                    "sizes": [size], "pooled": False, "reader": reader, "n": len(mine),
-                    "em": sum(r["em"] for r in mine) / len(mine) if scored else None,
-                    "ci": None, "answered": sum(1 for r in mine if r["prediction"]) / len(mine),
-                    "stale_rate": None, "stale": None, "stale_eligible": None})
-    return out
+        cells.append(Cell(source, kind, size, [r["em"] for r in mine] if scored else [],
+                          [int(r["prediction"] != "") for r in mine]))
+    return metrics_rows(cells, reader, scored)
 
 
 def trace_of(row: dict, candidates: list[dict], plan_sets) -> dict:
-    """The traces.jsonl row of a prediction row; the first candidate is the winner."""
+    """The traces.jsonl row of a prediction row; the first candidate is the winner. An answer
+    without candidates gets a winner of no hops and no plan (the reader wants every answer to
+    be a winner's)."""
+    winner = candidates[0] if candidates else None
+    if winner is None and row["resolver_answer"]:
+        winner = {"plan": None, "plan_set": None, "hops": [], "answer": row["resolver_answer"],
+                  "score": 0.0, "terms": [], "complete": True}
     return {"qid": row["qid"], "question": row["question"], "source": row["source"],
             "answer": row["resolver_answer"], "reason": row["reason"],
-            "winner": candidates[0] if candidates else None, "candidates": candidates,
+            "winner": winner, "candidates": candidates,
             "plans_tried": len(candidates), "plan_sets": list(plan_sets), "suspicious": "",
             "reader": None, "repair": None}
 

@@ -24,6 +24,7 @@ from run_folders import rewrite_lines, write_run_folder
 from test_oracle_paths import write_tiny
 
 from oracle.cli import main
+from resolver.errors import InputError
 from resolver.haystack import sha256_bytes
 from resolver.run.config import RunConfig
 from resolver.run.runs import execute
@@ -143,7 +144,8 @@ def test_3_data_changed_in_place_is_refused_naming_both_hashes(run, command):
     clean_error(invoke(*args), f"{run / 'meta.json'}: the run's data file {data} has changed "
                                f"since the run: its sha256 is {after}, the run recorded "
                                f"{before}; no copy with the recorded sha256 found (tried "
-                               f"{data}, {_bundled(data)}) (expected the data the run was "
+                               f"{data}, {_bundled(data)}, every bundled file "
+                               f"({_bundled(data).parent})) (expected the data the run was "
                                "made from)")
 
 
@@ -343,7 +345,8 @@ def test_weak_no_space_left_names_the_file(tmp_path, monkeypatch):
 
     def full_for_misses(path, mode="r", *args, **kwargs):
         handle = real_open(path, mode, *args, **kwargs)
-        return _FullDisk(handle) if "w" in mode and str(path).endswith("misses.json") else handle
+        writes = "w" in mode or "x" in mode
+        return _FullDisk(handle) if writes and str(path).endswith("misses.json") else handle
     monkeypatch.setattr("io.open", full_for_misses)
     monkeypatch.setattr("builtins.open", full_for_misses)
     data = write_tiny(tmp_path)
@@ -354,11 +357,15 @@ def test_weak_no_space_left_names_the_file(tmp_path, monkeypatch):
                         "space left on device")
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["r"]
     monkeypatch.undo()
-    if Path("/dev/full").exists():
-        from resolver.run import run_folder
+    # (the third audit, C31) a file of a claimed folder is created, never written over: not
+    # /dev/full, not a file or a link already there
+    from resolver.run import run_folder
+    (tmp_path / "there").write_text("mine")
+    for path in (Path("/dev/full"), tmp_path / "there"):
         with pytest.raises(OSError) as info:
-            run_folder.write_file(Path("/dev/full"), b"x" * 10)
-        assert info.value.errno == errno.ENOSPC and info.value.filename == "/dev/full"
+            run_folder.write_file(path, b"x" * 10)
+        assert info.value.errno == errno.EEXIST and info.value.filename == str(path)
+    assert (tmp_path / "there").read_text() == "mine"
 
 
 # ---- weak: factres score inputs ------------------------------------------------------------------
@@ -563,13 +570,8 @@ def test_weak_an_absurdly_long_question_is_refused_clearly(tmp_path):
 
 
 # ---- weak: explain shows what the run did, not what a file was edited to say ---------------------
-def test_weak_explain_recomputes_em_and_names_hops_that_are_no_facts(run):
+def test_weak_explain_names_hops_that_are_no_facts_and_an_edited_em_is_refused(run):
     qid = missed(run)
-
-    def edit_prediction(rows):
-        row = next(r for r in rows if r["qid"] == qid)
-        row["em"] = 1                                   # the file now claims a hit
-    rewrite_lines(run / "predictions.jsonl", edit_prediction)
 
     def edit_trace(rows):
         trace = next(t for t in rows if t["qid"] == qid)
@@ -579,13 +581,21 @@ def test_weak_explain_recomputes_em_and_names_hops_that_are_no_facts(run):
     rewrite_lines(run / "traces.jsonl", edit_trace)
     from oracle.explain import explain, render
     (e,) = explain(run, [qid])
-    assert e["em"] == 0 and e["em_in_file"] == 1
+    assert e["em"] == 0 and e["em_in_file"] == 0
     text = render([e])
-    assert "EM 0 (recomputed; predictions.jsonl says 1: edited?)" in text
     (hop,) = e["not_in_store"]                  # the edited hop, and only it
     assert hop == "Alpha -citizenship#2-> Yland (line 4)"
     assert ("warning: 1 hop(s) of the run's trace are no fact of the store (an edited "
             "traces.jsonl?)") in " ".join(text.split())
+
+    def edit_prediction(rows):
+        row = next(r for r in rows if r["qid"] == qid)
+        row["em"] = 1                                   # the file now claims a hit
+    rewrite_lines(run / "predictions.jsonl", edit_prediction)
+    # the third audit (C25): the reader recomputes every em, so an edited one is refused, not
+    # shown beside the recomputed one
+    with pytest.raises(InputError, match=f"question '{qid}': field 'em' is 1, but prediction"):
+        explain(run, [qid])
 
 
 def test_6_names_cannot_break_the_figures(tmp_path):
@@ -598,6 +608,7 @@ def test_6_names_cannot_break_the_figures(tmp_path):
     for source in nbest["sources"].values():
         for step in source["by_n"]:
             step["set"] = "set $\\alsoundefined{$" + step["set"]
+    nbest["plan_sets"] = ["set $\\alsoundefined{$" + s for s in nbest["plan_sets"]]
     (folder / "nbest.json").write_bytes(orjson.dumps(nbest))
     second = tmp_path / "oracle-nbest-y"
     shutil.copytree(folder, second)           # two runs: the legend names them

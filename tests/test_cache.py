@@ -57,12 +57,34 @@ def test_the_parsing_code_hash_reads_the_parser_sources():
     assert len(cache.parsing_code_sha256()) == 64
 
 
-def test_corrupt_cache_file_is_ignored_and_rewritten(parses):
+def _damaged(file) -> str:
+    return (f"parse cache entry {file} does not match its own sha256 (edited or damaged?): not "
+            "read; parsed afresh and rewritten")
+
+
+def test_corrupt_cache_file_is_ignored_rewritten_and_noted(parses):
     cache.load_parse(TEXT)
     file = cache.cache_file(TEXT)
     good = file.read_bytes()
     file.write_bytes(good[:len(good) // 2])
-    assert cache.load_parse(TEXT) == facts.parse_context(TEXT)
+    again = cache.load_parse(TEXT)
+    fresh = facts.parse_context(TEXT)
+    assert again.facts == fresh.facts and again.notes == fresh.notes + (_damaged(file),)
+    assert parses == [1, 1] and file.read_bytes() == good
+    assert cache.load_parse(TEXT) == fresh and parses == [1, 1]       # whole again: read
+
+
+def test_an_edited_cache_entry_is_never_read(parses):
+    """The third audit (C36): an entry edited into other valid JSON ("B" -> "X": another owner)
+    was read as it was, and a run answered from it."""
+    cache.load_parse(TEXT)
+    file = cache.cache_file(TEXT)
+    good = file.read_bytes()
+    assert b'"B"' in good
+    file.write_bytes(good.replace(b'"B"', b'"X"'))
+    again = cache.load_parse(TEXT)
+    assert [f.object for f in again.facts] == ["B", "F"]
+    assert again.notes[-1] == _damaged(file)
     assert parses == [1, 1] and file.read_bytes() == good
 
 

@@ -65,7 +65,7 @@ def test_bad_input_is_one_clean_line(results, tmp_path):
                     + "\n")
     result = invoke("score", path)
     assert result.exit_code == 1
-    assert result.output == (f"Error: {path}: line 1: 'prediction' is list ['x'] (expected a "
+    assert result.output == (f"Error: {path}: line 1: 'prediction' is a list [\"x\"] (expected a "
                              "string (or null for no answer))\n")
     result = invoke("score", SH_FILE, "--field", "prediction")
     assert result.exit_code == 1

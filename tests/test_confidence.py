@@ -91,11 +91,14 @@ def test_abstain_below_empties_answers_with_the_reason_and_is_recorded(tmp_path,
         else:
             abstained += 1
             assert row["prediction"] == "" and row["em"] == 0
+            # the resolver's own answer is kept (the third audit: abstained rows lost it)
+            assert row["resolver_answer"] == old["resolver_answer"] != ""
             assert row["reason"].startswith(f"abstained: confidence "
                                             f"{old['confidence']['label']}, below high")
     assert abstained == run.meta["counts"]["abstained"] > 0
     traces = loads_lines((run.path / "traces.jsonl").read_bytes())
-    assert all(t["winner"] for t in traces if t["reason"].startswith("abstained"))
+    assert all(t["winner"] and t["answer"] == t["winner"]["answer"] != "" for t in traces
+               if t["reason"].startswith("abstained"))
 
 
 def test_cli_abstain_below_takes_only_levels(tmp_path):

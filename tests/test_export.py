@@ -155,7 +155,9 @@ def test_the_export_is_deterministic(tmp_path):
         assert pa.read_bytes() == pb.read_bytes()
 
 
-def test_a_recorded_em_the_harness_would_not_give_is_warned_about(tmp_path):
+def test_a_recorded_em_the_harness_would_not_give_is_refused_by_the_reader(tmp_path):
+    """A run whose recorded em is not its prediction's score (edited by hand) never reaches the
+    harness's files: the reader recomputes every em (it used to be exported with a warning)."""
     data = write_tiny(tmp_path)
     cases = {f"factconsolidation_sh_6k_no{i}": (answer, 1, []) for i, (_, answer) in
              enumerate(SH)}
@@ -164,11 +166,9 @@ def test_a_recorded_em_the_harness_would_not_give_is_warned_about(tmp_path):
     write_run_folder(tmp_path / "results" / "odd", [str(data)], cases)
     result = invoke("export", "odd", "--results-dir", tmp_path / "results", "--out",
                     tmp_path / "out")
-    assert result.exit_code == 0
-    assert result.stderr == ("warning: 1 question(s) score otherwise under the harness's rule "
-                             "than the run records: factconsolidation_sh_6k_no1; the files "
-                             "hold the harness's score, so factres score on them will not "
-                             "reproduce the run there\n")
+    assert result.exit_code == 1 and not (tmp_path / "out").exists()
+    assert "predictions.jsonl:2: question 'factconsolidation_sh_6k_no1': field 'em' is 0, " \
+           f"but prediction {json.dumps(SH[1][1])} scores 1 against gold" in result.stderr
 
 
 # ---- the folder and the refusals ------------------------------------------------------------

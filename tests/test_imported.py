@@ -320,7 +320,7 @@ def test_bad_fields_and_values_name_the_file_and_record(tmp_path):
     path.write_text(json.dumps({"qid": sh(0), "prediction": 1997}) + "\n")
     with pytest.raises(InputError) as err:
         read_file(path)
-    assert str(err.value) == (f"{path}: line 1: 'prediction' is int 1997 (expected a string "
+    assert str(err.value) == (f"{path}: line 1: 'prediction' is a number 1997 (expected a string "
                               "(or null for no answer))")
     path.write_text(json.dumps({"qid": sh(0), "answer": "x"}) + "\n")
     with pytest.raises(InputError,

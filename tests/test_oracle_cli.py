@@ -93,17 +93,26 @@ def test_a_run_made_in_another_checkout_finds_its_bundled_data(tmp_path):
     assert (out / "nbest.json").is_file()
 
 
-def test_a_run_whose_data_is_gone_is_one_clean_error(tmp_path):
+def test_a_run_whose_data_is_gone_is_found_by_its_sha256_or_is_one_clean_error(tmp_path):
+    from resolver.haystack import bundled_path
+    # another name, the bundled rows' sha256: the bundled file is found by its content (C54)
     run = _copy_run(tmp_path, "dev-6k-search-reading", "/nowhere/else/mine.json")
     result = CliRunner().invoke(main, ["oracle", "misses", str(run), "--out",
                                        str(tmp_path / "m")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    # no file anywhere with the recorded sha256
+    meta = orjson.loads((run / "meta.json").read_bytes())
+    sha = "0" * 64
+    meta["data_sha256"] = {"/nowhere/else/mine.json": sha}
+    (run / "meta.json").write_bytes(orjson.dumps(meta))
+    result = CliRunner().invoke(main, ["oracle", "misses", str(run), "--out",
+                                       str(tmp_path / "m2")], catch_exceptions=False)
     assert result.exit_code == 1
-    from resolver.haystack import bundled_path
-    sha = orjson.loads((run / "meta.json").read_bytes())["data_sha256"]["/nowhere/else/mine.json"]
     assert result.output == (f"Error: {run / 'meta.json'}: the run's data file "
                              "/nowhere/else/mine.json is gone (tried /nowhere/else/mine.json, "
-                             f"{bundled_path('mine.json')}) (expected the data file it names, "
-                             f"or a copy with the sha256 meta.json records for it ({sha}))\n")
+                             f"{bundled_path('mine.json')}, every bundled file "
+                             f"({bundled_path().parent})) (expected the data file it names, or "
+                             f"a copy with the sha256 meta.json records for it ({sha}))\n")
 
 
 def test_an_analysis_of_a_bare_context_is_refused(tmp_path):

@@ -17,6 +17,7 @@ import pytest
 from resolver.errors import InputError
 from resolver.report import paper_tables
 from resolver.report.compare import outcomes
+from resolver.report.compare_report import plain
 from resolver.report.folders import gather
 from resolver.report.paper_tables import build, make_tables
 from resolver.run.reader import read_run
@@ -184,7 +185,7 @@ def test_references_in_mab_fc_are_a_group_of_their_own_under_a_heading():
     assert a[0].text == "—"
     assert [c.text for c in a[5:15]] == ["91.5", "12", "80", "—", "n/r", "n/r", "n/r", "n/r",
                                          "85.75", "—"]
-    notes = " ".join(str(n) for n in fc.notes)
+    notes = " ".join(plain(n) for n in fc.notes)
     assert "† on a reference's name: quoted second-hand, P's figures as source Q quotes them." \
         in notes
     assert "‡ on a reference's name: a vendor's claim, V's own figures, quoted in source Q." \
@@ -192,9 +193,9 @@ def test_references_in_mab_fc_are_a_group_of_their_own_under_a_heading():
     assert "* on a reference's name: not checked against the transcription." in notes
     assert fc.sources == ("dev-small", "references.json")
     # without the option mab-fc is as before: no reference row, no title
-    (plain,), _ = build(gather((str(FIXTURES / "dev-small"),)), ("mab-fc",),
-                        references=REFERENCES)
-    assert plain.group_titles == () and len(plain.rows) == 1
+    (bare,), _ = build(gather((str(FIXTURES / "dev-small"),)), ("mab-fc",),
+                       references=REFERENCES)
+    assert bare.group_titles == () and len(bare.rows) == 1
 
 
 def test_group_titles_and_notes_quoting_names_are_escaped_per_format():
@@ -287,7 +288,7 @@ def test_mab_ref_marks_provenance_and_sets_factres_stale_rates_beside_the_publis
         "factres", Cell("12.5", "(1/8)"), "0.0")
     assert factres[9].text == "n/r" and factres[-1].text == "dev-small"
     assert table.groups[-1] == (factres,)                  # after the references, alone
-    notes = " ".join(table.notes)
+    notes = " ".join(plain(n) for n in table.notes)
     assert "† quoted second-hand: P's figures as source Q quotes them." in notes
     assert "‡ vendor claim: V's own figures, quoted in source Q." in notes
     assert ("Stale denominator of source P: questions whose gold is a final value (n = 50 at "
@@ -337,6 +338,8 @@ def test_ceiling_leaves_out_an_old_folder_solved_across_haystacks(tmp_path):
     import orjson
     old = orjson.loads((FIXTURES / "oracle-ceiling-small" / "ceiling.json").read_bytes())
     old["per_source"]["factconsolidation_mh_32k"] = old["per_source"]["factconsolidation_mh_6k"]
+    for name in ("questions", "with_gold_path", "latest_wins", "optimal"):   # totals agree
+        old[name] += old["per_source"]["factconsolidation_mh_32k"][name]
     folders = gather((_ceiling_folder(tmp_path, "old-two-sizes", old),
                       str(FIXTURES / "oracle-ceiling-small")))
     (table,), notes = build(folders, ("mab-ceiling",))
@@ -349,14 +352,20 @@ def test_ceiling_leaves_out_an_old_folder_solved_across_haystacks(tmp_path):
 def test_ceiling_cell_given_twice_is_taken_from_the_first_folder(tmp_path):
     import orjson
     again = orjson.loads((FIXTURES / "oracle-ceiling-sizes" / "ceiling.json").read_bytes())
-    again["per_source"] = {s: dict(v, optimal=0) for s, v in again["per_source"].items()
-                           if s.endswith("_32k")}
-    again["per_haystack"] = {}
+    # another optimum for the 32K sources (still within the reader's bounds: at least latest
+    # wins), the haystack and the totals summing to them
+    again["per_source"] = {s: dict(v, optimal=v["latest_wins"])
+                           for s, v in again["per_source"].items() if s.endswith("_32k")}
+    figures = ("questions", "with_gold_path", "latest_wins", "optimal")
+    sums = {name: sum(v[name] for v in again["per_source"].values()) for name in figures}
+    again["per_haystack"] = {h: dict(v, **sums, bound=sums["optimal"])
+                             for h, v in again["per_haystack"].items() if v["size"] == "32k"}
+    again.update(sums, bound=sums["optimal"])
     folders = gather((str(FIXTURES / "oracle-ceiling-sizes"),
                       _ceiling_folder(tmp_path, "again", again)))
     (table,), notes = build(folders, ("mab-ceiling",))
     assert notes == [f"mab-ceiling: again: factconsolidation {kind} 32k already given by an "
-                     "earlier folder; that one kept" for kind in ("mh", "sh")]
+                     "earlier folder; that one kept" for kind in ("mh", "sh", "store")]
     assert table.rows[0][5].text == "9"
 
 

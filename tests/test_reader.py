@@ -113,8 +113,8 @@ def test_a_question_twice_and_a_prediction_against_the_resolver_answer_are_refus
         read_run(run)
     rewrite_lines(run / "predictions.jsonl", lambda rows: rows[1].update(qid=f"{SH}_no1",
                                                                          prediction="Xland"))
-    with pytest.raises(InputError, match="has prediction 'Xland' but resolver_answer 'Yland' in "
-                                         "a run without a reader"):
+    with pytest.raises(InputError, match="field 'prediction' is \"Xland\", but resolver_answer is "
+                                         "\"Yland\" in a run without a reader"):
         read_run(run)
 
 

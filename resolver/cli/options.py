@@ -10,7 +10,7 @@ import math
 import click
 
 from resolver import escape
-from resolver.errors import FactresError
+from resolver.errors import FactresError, InputError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -19,11 +19,16 @@ def library_errors(func):
     """Turn the library's own errors into a clean message and exit status 1; a file system error
     the library did not foresee (a full disk, a folder that became read-only mid-run) becomes
     one line naming the file too, never a traceback. Messages quote user text (names, lines,
-    paths): it is escaped for the terminal here, once, keeping the message's own line breaks."""
+    paths): it is escaped for the terminal here, once (an InputError part by part, so that only
+    its own line break is kept), keeping the message's own line breaks."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
             return func(*args, **kwargs)
+        except InputError as exc:
+            # each part of the message escaped on its own: a line break in a name it quotes
+            # is shown, not kept (the message's own break before its context stays)
+            raise click.ClickException(exc.render(escape.terminal)) from None
         except FactresError as exc:
             raise click.ClickException(escape.terminal(str(exc), lines=True)) from None
         except BrokenPipeError:

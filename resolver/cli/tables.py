@@ -53,9 +53,10 @@ def tables_command(runs, fmt, out, names, results_dir, references, plot, baselin
                                       formats=formats, names=tuple(names),
                                       references=references, plot=plot, baseline=baseline,
                                       with_references=with_references)
+    # one line each: a line break inside (a folder's name, a skipped folder's error) is shown
     for warning in report.warnings:
-        click.echo(f"warning: {escape.terminal(warning, lines=True)}", err=True)
+        click.echo(f"warning: {escape.terminal(warning)}", err=True)
     for note in report.notes:
-        click.echo(f"note: {escape.terminal(note, lines=True)}", err=True)
+        click.echo(f"note: {escape.terminal(note)}", err=True)
     for path in report.written:
         click.echo(f"wrote {escape.terminal(str(path))}")

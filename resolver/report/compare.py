@@ -58,6 +58,8 @@ class RunSide:
     label: str                    # plan sets, mode and reader; or the imported system
     questions: int                # questions in the run
     missing: int                  # imported: questions with no prediction in its files
+    abstain_below: str | None = None   # --abstain-below: the level answers below were emptied
+    abstained: int = 0            # ... and how many were
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,9 @@ def describe(run: RunFolder) -> str:
     sets = " + ".join(r["set_id"] for r in meta.get("plan_sets", [])) or "no plan set"
     mode = (meta.get("config") or {}).get("mode") or "search"
     reader = meta.get("reader") or "none"
-    return f"{sets}, {mode}" + (f", reader {reader}" if reader != "none" else "")
+    level = (meta.get("config") or {}).get("abstain_below")
+    return (f"{sets}, {mode}" + (f", reader {reader}" if reader != "none" else "")
+            + (f", abstaining below {level}" if level else ""))
 
 
 def outcomes(run: RunFolder) -> Outcomes:
@@ -142,8 +146,11 @@ def outcomes(run: RunFolder) -> Outcomes:
                          "imported runs)")
     missing = (run.meta.get("counts") or {}).get("missing", 0) \
         if run.kind == IMPORTED_KIND else 0
+    level = (run.meta.get("config") or {}).get("abstain_below") \
+        if run.kind != IMPORTED_KIND else None
     side = RunSide(run.name, run.run_id, run.kind, describe(run), len(run.predictions),
-                   missing)
+                   missing, level, (run.meta.get("counts") or {}).get("abstained", 0)
+                   if level else 0)
     kinds = {r["source"]: (r["kind"], r["size"]) for r in run.metrics["rows"] if not r["pooled"]}
     rows = {r["qid"]: r for r in run.predictions}
     return Outcomes(side, run.path, rows, kinds)

@@ -52,8 +52,12 @@ def _label(row: Row) -> str:
     return f"{row.label} ({'+'.join(row.sizes)})" if row.pooled else row.label
 
 
+ABSTAINS = "¶"       # a run made with --abstain-below, as mab-fc marks it
+
+
 def _cells(pair: Pair, row: Row) -> tuple[Cell, ...]:
-    return (Cell(pair.b.name), Cell(_label(row)), Cell(str(row.n)), Cell(pct(row.em_a)),
+    mark = ABSTAINS if pair.b.abstain_below else ""
+    return (Cell(pair.b.name, mark=mark), Cell(_label(row)), Cell(str(row.n)), Cell(pct(row.em_a)),
             Cell(pct(row.em_b)), Cell(points(row.difference)),
             Cell(f"[{points(row.ci[0])}, {points(row.ci[1])}]"), Cell(str(row.a_only)),
             Cell(str(row.b_only)), Cell(p_text(row.p)))
@@ -98,6 +102,13 @@ def notes(comparison: Comparison) -> list[str | Note]:
     if dropped:
         out.append(dropped)
     for run in comparison.runs:
+        if run.abstain_below:
+            # an empty answer of such a run is its choice, scored wrong: the EM is not the
+            # resolver's alone
+            out.append(Note((f"{ABSTAINS} ", run.name, f": made with --abstain-below "
+                             f"{run.abstain_below}: {run.abstained} of its {run.questions} "
+                             "questions were left unanswered (their label was below it) and "
+                             "count as wrong.")))
         if run.missing:
             out.append(Note(("", run.name, f": {run.missing} of its {run.questions} "
                              "questions have no prediction in the imported files and count as "
@@ -177,7 +188,8 @@ def _row_json(row: Row) -> dict:
 def to_json(comparison: Comparison) -> dict:
     def run(side) -> dict:
         return {"name": side.name, "run_id": side.run_id, "kind": side.kind,
-                "label": side.label, "questions": side.questions, "missing": side.missing}
+                "label": side.label, "questions": side.questions, "missing": side.missing,
+                "abstain_below": side.abstain_below, "abstained": side.abstained}
     return {"schema": SCHEMA, "baseline": comparison.runs[0].name,
             "runs": [run(r) for r in comparison.runs],
             "pairs": [{"a": p.a.name, "b": p.b.name, "rows": [_row_json(r) for r in p.rows]}

@@ -15,6 +15,9 @@ from pathlib import Path
 from resolver import escape
 from resolver.errors import MissingExtraError
 from resolver.report.folders import CEILING, MH_SOURCE, NBEST, source_order
+from resolver.run.run_folder import replace_file
+
+FIGURE_FILES = ("mab-nbest.png", "mab-ceiling.png")
 
 WIDTH_IN, HEIGHT_IN, DPI = 3.3, 2.3, 300
 _STYLE = {"font.size": 7, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 6.5,
@@ -97,9 +100,18 @@ def nbest_figure(folders, path: Path) -> bool:
         ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0),
                   ncols=2 if several_runs else min(len(handles), 4), frameon=False,
                   handlelength=1.6, columnspacing=1.0)
-        fig.savefig(path, dpi=DPI, metadata=_METADATA)
+        _save(fig, path)
         plt.close(fig)
     return True
+
+
+def _save(fig, path: Path) -> None:
+    """The PNG rendered in memory, then written as the tables are (`replace_file`): a full disk
+    names the file (matplotlib's own write did not) and leaves no half-written figure."""
+    import io
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata=_METADATA)
+    replace_file(path, buffer.getvalue())
 
 
 def ceiling_figure(folders, path: Path) -> bool:
@@ -136,7 +148,7 @@ def ceiling_figure(folders, path: Path) -> bool:
         # Above the axes: inside, the legend sits on the count labels of full bars.
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=len(bars),
                   frameon=False, fontsize=6, handlelength=1.0, columnspacing=0.8)
-        fig.savefig(path, dpi=DPI, metadata=_METADATA)
+        _save(fig, path)
         plt.close(fig)
     return True
 
@@ -146,8 +158,7 @@ def write_figures(folders, out: Path) -> tuple[list[Path], list[str]]:
     out.mkdir(parents=True, exist_ok=True)
     _pyplot()                      # fail early and clearly without matplotlib
     written, notes = [], []
-    for name, kind, draw in (("mab-nbest.png", NBEST, nbest_figure),
-                             ("mab-ceiling.png", CEILING, ceiling_figure)):
+    for name, kind, draw in zip(FIGURE_FILES, (NBEST, CEILING), (nbest_figure, ceiling_figure)):
         path = out / name
         if draw([f for f in folders if f.kind == kind], path):
             written.append(path)

@@ -93,8 +93,15 @@ def gather(refs: tuple[str, ...], results: str | Path | None = None,
     root = results_root(results)
     if refs:
         # each named folder: a path, else under the results folder, else the committed results/
-        return [read_folder(locate(ref, results, what="folder", runs_only=False))
-                for ref in refs]
+        paths = [locate(ref, results, what="folder", runs_only=False) for ref in refs]
+        seen: dict[Path, str] = {}
+        for ref, path in zip(refs, paths):
+            # one folder twice would be two identical rows, as if two runs agreed
+            if path.resolve() in seen:
+                raise InputError(f"folder {path.name} is given twice ({seen[path.resolve()]!r} "
+                                 f"and {str(ref)!r})", expected="each folder once")
+            seen[path.resolve()] = str(ref)
+        return [read_folder(path) for path in paths]
     if not root.is_dir():
         raise InputError("no results folder", path=str(root),
                          expected="a results folder holding run folders (without RUN, factres "

@@ -34,9 +34,7 @@ through `folders` (the one reader, `resolver.run.reader`, below it); names are e
 format by `resolver.escape`."""
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -44,6 +42,7 @@ from typing import Sequence
 from resolver import escape
 from resolver.errors import InputError
 from resolver.report.compare import SIGNIFICANCE, Outcomes, cell_tests, outcomes
+from resolver.report.figures import FIGURE_FILES
 from resolver.report.folders import (
     CEILING,
     DEFAULT_OUT,
@@ -61,6 +60,7 @@ from resolver.report.references import (
     Reference,
     References,
     Source,
+    compared_with_transcription,
     figure_text,
     load_references,
 )
@@ -68,12 +68,15 @@ from resolver.run.protocol import DEV_SIZES, TEST_SIZES
 from resolver.run.reader import read_run
 from resolver.run.stats import McNemar
 from resolver.run.result_schema import IMPORTED_KIND, results_root, run_kind
-from resolver.run.run_folder import ensure_writable
+from resolver.run.run_folder import ensure_writable, replace_file
 from resolver.run.tables import DASH, Cell, Note, Table, latex_table, markdown_table, pct
 
 TABLES = ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref")
 FORMATS = {"md": (".md", markdown_table), "latex": (".tex", latex_table)}
 PREVIEW_FILE = "preview.tex"
+# Every file `factres tables` writes into its folder.
+OUTPUT_FILES = tuple(f"{t}{suffix}" for t in TABLES for suffix, _ in FORMATS.values()) \
+    + (PREVIEW_FILE,) + FIGURE_FILES
 
 SIZE_LABEL = {s: s.upper() for s in SIZES}
 
@@ -81,6 +84,7 @@ DIRTY, UNFROZEN, UNCHECKED = "†", "‡", "*"
 ABOVE, BELOW = "↑", "↓"        # mab-fc --baseline: significantly above or below the baseline
 IMPORTED = IMPORTED_KIND       # a factres score run's kind is also its mode cell
 PARTIAL = "§"                  # an imported run some questions have no prediction in
+ABSTAINS = "¶"                 # a run made with --abstain-below (on its mode)
 NOT_TRANSCRIBED = "n/t"
 
 
@@ -202,8 +206,21 @@ def baseline_tests(folder: Folder, baseline: Outcomes | None) -> dict:
     return cell_tests(baseline, outcomes(run))
 
 
-def fc_row(folder: Folder, baseline: Outcomes | None = None) -> tuple[Cell, ...] | None:
-    """The mab-fc row of a score run, its EM cells marked against `baseline` if one is given;
+def abstention(meta: dict) -> tuple[str, int, int] | None:
+    """(level, questions abstained from, questions) of a resolver run made with
+    --abstain-below; None otherwise."""
+    level = (meta.get("config") or {}).get("abstain_below") \
+        if run_kind(meta) != IMPORTED_KIND else None
+    if not level:
+        return None
+    counts = meta.get("counts") or {}
+    return level, counts.get("abstained", 0), counts.get("questions", 0)
+
+
+def fc_row(folder: Folder, baseline: Outcomes | None = None,
+           untested: list[str] | None = None) -> tuple[Cell, ...] | None:
+    """The mab-fc row of a score run, its EM cells marked against `baseline` if one is given
+    (the cells with a figure but no question in common with it are added to `untested`);
     None when it has no FactConsolidation source."""
     meta, metrics = folder.data["meta"], folder.data["metrics"]
     found = fc_cells(metrics)
@@ -211,13 +228,26 @@ def fc_row(folder: Folder, baseline: Outcomes | None = None) -> tuple[Cell, ...]
         return None
     cells, pooled = found
     tests = baseline_tests(folder, baseline)
+    run = folder.data.get("run_folder")
+    tested = (baseline is not None and run is not None and run.scored
+              and run.path.resolve() != baseline.path.resolve())
+    if tested and untested is not None:
+        # no arrow reads as "not significant": a cell that could not be tested is named
+        untested += [f"{SIZE_LABEL[size]} {kind}" for size in SIZES for kind in ("sh", "mh")
+                     if (row := cells.get((size, kind))) is not None
+                     and row.get("em") is not None and row["source"] not in tests]
+        untested += [f"mean {kind}" for kind in ("sh", "mh") if kind in pooled
+                     and pooled[kind].get("em") is not None
+                     and f"pooled {kind}" not in tests]
     commit = ((meta.get("git") or {}).get("commit") or "unknown")[:7]
     # the split of the sources the row shows (a dev-mode run over 32K rows is "test" data),
     # as imported runs record theirs
     split = Cell(sources_split(size for size, _ in cells))
     name, mode, reader, marks = run_label(folder)
-    # the run's folder name first: two runs of one configuration are told apart by it
-    out = [Cell(folder.name), name, Cell(mode), Cell(reader), split]
+    # the run's folder name first: two runs of one configuration are told apart by it; a run
+    # that left its less sure answers unanswered is marked on its mode
+    out = [Cell(folder.name), name, Cell(mode, mark=ABSTAINS if abstention(meta) else ""),
+           Cell(reader), split]
     for size in SIZES:
         for kind in ("sh", "mh"):
             row = cells.get((size, kind))
@@ -238,15 +268,21 @@ REFERENCES_TITLE = "published references: as their sources print them, not score
 
 
 def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None = None,
-             references: tuple[str, References] | None = None) -> Table | None:
+             references: tuple[str, References, bool] | None = None) -> Table | None:
     """mab-fc: one row per score run, grouped by split (imported runs last); with `baseline`,
     EM cells marked ↑/↓ where the exact McNemar test against it is significant; with
-    `references` ((name to cite, the file)), the published reference rows in a group of their
-    own below the runs, under a heading row."""
+    `references` ((name to cite, the file, whether factres compared it with its
+    transcription)), the published reference rows in a group of their own below the runs,
+    under a heading row."""
     groups: dict[str, list[tuple[Cell, ...]]] = {}
-    used = []
+    used, untested, abstained = [], [], []
     for folder in folders:
-        row = fc_row(folder, baseline)
+        cells_untested: list[str] = []
+        row = fc_row(folder, baseline, cells_untested)
+        if row is not None and cells_untested:
+            untested.append((folder.name, cells_untested))
+        if row is not None and abstention(folder.data["meta"]):
+            abstained.append((folder.name, abstention(folder.data["meta"])))
         if row is None:
             notes.append(f"mab-fc: {folder.name} left out: no MemoryAgentBench "
                          "FactConsolidation source (factconsolidation_sh/mh_<size>)")
@@ -273,9 +309,16 @@ def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None 
                     "admitted with --allow-dirty.")
     if UNFROZEN in marks:
         foot.append(f"{UNFROZEN} test run from a configuration not frozen with factres freeze.")
+    if abstained:
+        parts = [f"{ABSTAINS} made with --abstain-below: answers labelled below the level were "
+                 "left unanswered and count as wrong: "]
+        for i, (name, (level, n, total)) in enumerate(abstained):
+            parts += [name, f" below {level}, {n} of {total} questions"
+                      + ("; " if i < len(abstained) - 1 else ".")]
+        foot.append(Note(tuple(parts)))
     if groups.get(IMPORTED):
         foot.append("imported: another system's predictions, scored by factres score against "
-                    "the rows' gold (first column: the system; commit: factres's).")
+                    "the rows' gold (second column, plan sets: the system; commit: factres's).")
     if any(row[1].mark for row in groups.get(IMPORTED, [])):
         foot.append(f"{PARTIAL} some questions have no prediction in the imported files: they "
                     "count as unanswered and wrong (listed in the run's meta.json).")
@@ -287,16 +330,23 @@ def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None 
                     "because the model planner's call failed.")
     if baseline is not None:
         foot += _baseline_notes(baseline, used)
+        if untested:
+            parts = ["not tested against the baseline (no question in common with it, so no "
+                     "arrow can show): "]
+            for i, (name, labels) in enumerate(untested):
+                parts += [name, ": " + ", ".join(labels)
+                          + ("; " if i < len(untested) - 1 else ".")]
+            foot.append(Note(tuple(parts)))
     ordered = [tuple(groups[g]) for g in sorted(groups, key=_group_order)]
     titles: tuple[str, ...] = ()
     sources = tuple(used)
     if references is not None:
-        shown, refs = references
+        shown, refs, compared = references
         entries = [e for e in refs.references if _has_em(e)]
         if entries:
             titles = ("",) * len(ordered) + (REFERENCES_TITLE,)
             ordered.append(tuple(_fc_reference_row(e) for e in entries))
-            foot += _fc_reference_notes(shown, refs, entries)
+            foot += _fc_reference_notes(shown, refs, entries, compared)
             sources += (shown,)
     headers = ("run", "plan sets", "mode", "reader", "split") \
         + ("sh", "mh") * (len(SIZES) + 1) + ("commit",)
@@ -342,38 +392,53 @@ def _fc_reference_row(e: Reference) -> tuple[Cell, ...]:
     return tuple(row)
 
 
-def _fc_reference_notes(shown: str, refs: References, entries: list[Reference]) -> list[str]:
+def _fc_reference_notes(shown: str, refs: References, entries: list[Reference],
+                        compared: bool) -> list[str | Note]:
     """What the reference rows of mab-fc are, their marks (on a reference's name), protocols
-    and sources, and where their figures were copied from. `shown`: the file's name to cite."""
-    foot = [f"published references (the last group): EM (%) as each source prints it, read "
-            f"from {shown}, not computed by factres (no interval, no test against a "
-            "baseline); mode: the reference's protocol; mean: the source's pooled figure; "
-            "commit: the source and the place in it.",
-            f"In the reference rows, — : the source prints no figure (a dash or an empty "
-            f"cell); {NOT_COVERED}: a size or figure the source does not cover; "
-            f"{NOT_TRANSCRIBED}: not transcribed."]
+    and sources, and where their figures were copied from. `shown`: the file's name to cite.
+    Everything the references file says is user text (`Note` parts), escaped per format."""
+    foot: list[str | Note] = [
+        Note(("published references (the last group): EM (%) as each source prints it, read "
+              "from ", shown, ", not computed by factres (no interval, no test against a "
+              "baseline); mode: the reference's protocol; mean: the source's pooled figure; "
+              "commit: the source and the place in it.")),
+        f"In the reference rows, — : the source prints no figure (a dash or an empty "
+        f"cell); {NOT_COVERED}: a size or figure the source does not cover; "
+        f"{NOT_TRANSCRIBED}: not transcribed."]
     quoted = [e for e in entries if e.provenance == "quoted"]
     if quoted:
-        foot.append(f"{QUOTED} on a reference's name: quoted second-hand, "
-                    f"{_names(e.quoted_from for e in quoted)}'s figures as source "
-                    f"{_names(e.source for e in quoted)} quotes them.")
+        foot.append(Note((f"{QUOTED} on a reference's name: quoted second-hand, ",
+                          _names(e.quoted_from for e in quoted), "'s figures as source ",
+                          _names(e.source for e in quoted), " quotes them.")))
     vendor = [e for e in entries if e.provenance == "vendor"]
     if vendor:
-        foot.append(f"{VENDOR} on a reference's name: a vendor's claim, "
-                    f"{_names(e.quoted_from for e in vendor)}'s own figures, quoted in source "
-                    f"{_names(e.source for e in vendor)}.")
+        foot.append(Note((f"{VENDOR} on a reference's name: a vendor's claim, ",
+                          _names(e.quoted_from for e in vendor), "'s own figures, quoted in "
+                          "source ", _names(e.source for e in vendor), ".")))
     if any(not e.checked for e in entries):
         foot.append(f"{UNCHECKED} on a reference's name: not checked against the "
                     "transcription.")
-    foot += [f"protocol {p}: {refs.protocols[p]}."
+    foot += [Note(("protocol ", p, ": ", refs.protocols[p], "."))
              for p in dict.fromkeys(e.protocol for e in entries)]
     used_sources = list(dict.fromkeys([e.source for e in entries]
                                       + [e.quoted_from for e in entries if e.quoted_from]))
-    foot += [f"source {s}: {_source_text(s, refs.sources[s])}." for s in used_sources]
-    foot.append(f"Reference figures copied from {refs.transcription.file} (sha256 "
-                f"{refs.transcription.sha256[:12]}) and compared with it cell by cell, not with "
-                "the papers themselves.")
+    foot += [Note(("source ", s, ": ", _source_text(s, refs.sources[s]), "."))
+             for s in used_sources]
+    foot.append(_transcription_note("Reference figures", refs, compared))
     return foot
+
+
+def _transcription_note(what: str, refs: References, compared: bool) -> Note:
+    """Where the figures were copied from, and who compared them with it: factres, when the
+    transcription is here (references.check_figures), else only the file's author."""
+    head = (f"{what} copied from ", refs.transcription.file,
+            f" (sha256 {refs.transcription.sha256[:12]})")
+    if compared:
+        return Note(head + (" and compared with it cell by cell, not with the papers "
+                            "themselves.",))
+    return Note(head + ("; an entry marked checked was compared with it by the file's author, "
+                        "not by factres (the transcription is not here: only the figures read "
+                        "from text were compared, with their quotes).",))
 
 
 # ---- mab-nbest ------------------------------------------------------------------------------
@@ -627,27 +692,32 @@ def _names(ids) -> str:
     return ", ".join(ids[:-1]) + " and " + ids[-1] if len(ids) > 1 else ids[0]
 
 
-def _reference_notes(refs: References, runs: list[tuple[Cell, ...]]) -> list[str]:
+def _reference_notes(refs: References, runs: list[tuple[Cell, ...]],
+                     compared: bool) -> list[str | Note]:
     entries = refs.references
-    foot = ["EM: substring exact match (%) as the source prints it; stale: stale rate (%, "
-            "single-hop); mean: the source's pooled figure (a factres run's: the mean over its "
-            "sizes).",
-            f"— : the source prints no figure (a dash or an empty cell); {NOT_COVERED}: not "
-            f"covered by the source (a size or figure it does not give); {NOT_TRANSCRIBED}: not "
-            "transcribed."]
+    foot: list[str | Note] = [
+        "EM: substring exact match (%) as the source prints it; stale: stale rate (%, "
+        "single-hop); mean: the source's pooled figure (a factres run's: the mean over its "
+        "sizes).",
+        f"— : the source prints no figure (a dash or an empty cell); {NOT_COVERED}: not "
+        f"covered by the source (a size or figure it does not give); {NOT_TRANSCRIBED}: not "
+        "transcribed."]
     used_protocols = list(dict.fromkeys(e.protocol for e in entries))
-    foot += [f"protocol {p}: {refs.protocols[p]}." for p in used_protocols]
+    foot += [Note(("protocol ", p, ": ", refs.protocols[p], ".")) for p in used_protocols]
     used_sources = list(dict.fromkeys([e.source for e in entries]
                                       + [e.quoted_from for e in entries if e.quoted_from]))
-    foot += [f"source {s}: {_source_text(s, refs.sources[s])}." for s in used_sources]
+    foot += [Note(("source ", s, ": ", _source_text(s, refs.sources[s]), "."))
+             for s in used_sources]
     quoted = [e for e in entries if e.provenance == "quoted"]
     if quoted:
-        foot.append(f"{QUOTED} quoted second-hand: {_names(e.quoted_from for e in quoted)}'s "
-                    f"figures as source {_names(e.source for e in quoted)} quotes them.")
+        foot.append(Note((f"{QUOTED} quoted second-hand: ",
+                          _names(e.quoted_from for e in quoted), "'s figures as source ",
+                          _names(e.source for e in quoted), " quotes them.")))
     vendor = [e for e in entries if e.provenance == "vendor"]
     if vendor:
-        foot.append(f"{VENDOR} vendor claim: {_names(e.quoted_from for e in vendor)}'s own "
-                    f"figures, quoted in source {_names(e.source for e in vendor)}.")
+        foot.append(Note((f"{VENDOR} vendor claim: ", _names(e.quoted_from for e in vendor),
+                          "'s own figures, quoted in source ",
+                          _names(e.source for e in vendor), ".")))
     if any(not e.checked for e in entries):
         foot.append(f"{UNCHECKED} not checked against the transcription.")
     denominators = list(dict.fromkeys(e.stale.denominator for e in entries if e.stale))
@@ -655,8 +725,8 @@ def _reference_notes(refs: References, runs: list[tuple[Cell, ...]]) -> list[str
         den = refs.stale_denominators[d]
         counts = ", ".join(f"{n} at {SIZE_LABEL[size]}" for size, n in
                            sorted(den.n.items(), key=lambda kv: SIZES.index(kv[0])))
-        foot.append(f"Stale denominator of source {den.source}: {den.definition} "
-                    f"(n = {counts}).")
+        foot.append(Note(("Stale denominator of source ", den.source, ": ", den.definition,
+                          f" (n = {counts}).")))
     if runs:
         foot.append(f"protocol {FACTRES_PROTOCOL}: runs of this repository; protocol "
                     f"{IMPORTED_PROTOCOL}: other systems' predictions scored by factres score. "
@@ -665,12 +735,10 @@ def _reference_notes(refs: References, runs: list[tuple[Cell, ...]]) -> list[str
         if denominators:
             foot.append(f"factres's stale denominator: {FACTRES_STALE}; another "
                         "definition, so the counts differ (docs/resolving.md: Stale denominators).")
-    foot.append(f"Figures copied from {refs.transcription.file} (sha256 "
-                f"{refs.transcription.sha256[:12]}) and compared with it cell by cell, not with "
-                "the papers themselves.")
+    foot.append(_transcription_note("Figures", refs, compared))
     for u in refs.untranscribed:
         where = _source_text(u.source, refs.sources[u.source])
-        foot.append(f"Not transcribed: {u.what} ({where}): {u.why}.")
+        foot.append(Note(("Not transcribed: ", u.what, " (", where, "): ", u.why, ".")))
     return foot
 
 
@@ -682,6 +750,7 @@ def ref_table(path: str | Path | None = None,
     shown, refs = load_references(path)
     if not refs.references:
         return None
+    compared = compared_with_transcription(refs, path)
     runs, used = [], []
     for folder in folders:
         row = run_reference_row(folder)
@@ -701,7 +770,7 @@ def ref_table(path: str | Path | None = None,
     return Table("mab-ref", "Published reference points, FactConsolidation EM and stale rate "
                  "(%), grouped by protocol, with factres's runs", headers,
                  "lll" + "r" * (len(REF_SIZE_COLUMNS) * len(SIZES) + 2) + "l", tuple(groups),
-                 header_groups, tuple(_reference_notes(refs, runs)), (shown, *used))
+                 header_groups, tuple(_reference_notes(refs, runs, compared)), (shown, *used))
 
 
 # ---- building and writing -------------------------------------------------------------------
@@ -713,7 +782,10 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
     marks mab-fc's significant cells; `with_references` adds the references to mab-fc."""
     notes: list[str] = []
     by_kind = {kind: [f for f in folders if f.kind == kind] for kind in (SCORE, NBEST, CEILING)}
-    refs = load_references(references) if with_references else None
+    refs = None
+    if with_references:
+        shown, loaded = load_references(references)
+        refs = (shown, loaded, compared_with_transcription(loaded, references))
     # name -> (builder, the folder it needs, how to make one)
     builders = {"mab-fc": (lambda: fc_table(by_kind[SCORE], notes, baseline, refs),
                            "score run", "make one with `factres run` or `factres score`"),
@@ -744,32 +816,6 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
             continue
         out.append(table)
     return out, notes
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write `path` through a temporary file renamed over it; the file gets the mode any new
-    file gets (0644 under the usual umask, as run folders' files), not mkstemp's private 0600.
-    A failed write (a full disk) names the file and leaves the old one."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            os.fchmod(handle.fileno(), 0o666 & ~_umask())
-            handle.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if exc.filename is None:
-            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
-        raise
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # The preview's preamble. Names keep their Unicode (escape.latex leaves UTF-8 as it is): under
@@ -809,11 +855,11 @@ def write(tables: list[Table], out: Path, formats: tuple[str, ...]) -> list[Path
         for fmt in formats:
             suffix, render = FORMATS[fmt]
             path = out / f"{table.table_id}{suffix}"
-            _write_atomic(path, render(table))
+            replace_file(path, render(table))
             written.append(path)
     if "latex" in formats and tables:
         path = out / PREVIEW_FILE
-        _write_atomic(path, preview_document(tables))
+        replace_file(path, preview_document(tables))
         written.append(path)
     return written
 
@@ -844,4 +890,11 @@ def make_tables(refs: tuple[str, ...] = (), *, results: str | Path | None = None
         written, plot_notes = write_figures(folders, target)
         report.written += written
         report.notes += plot_notes
+    # a partial build (one table, one format) leaves the others as an earlier build wrote them:
+    # preview.tex would \input an old mab-fc.tex beside a new mab-fc.md, so they are named
+    left = [name for name in OUTPUT_FILES
+            if (target / name).exists() and target / name not in report.written]
+    if left:
+        report.notes.append(f"left from an earlier build in {target}, not rewritten now: "
+                            f"{', '.join(left)} (they may show other folders than this build)")
     return report

@@ -33,6 +33,7 @@ between the parts (every id named exists, ids unique, a quoted or vendor figure 
 quoted from, a checked entry has no untranscribed cell)."""
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal, Union
@@ -248,9 +249,111 @@ def load_references(path: str | Path | None = None) -> tuple[str, References]:
             raise InputError(f"not JSON: {err.errors()[0]['msg']}", path=shown) from None
         raise InputError(_error_text(err), path=shown,
                          expected=f"a {SCHEMA} file (resolver/report/references.py)") from None
+    check_figures(refs, shown, find_transcription(refs, file))
     # The name tables cite: the packaged file by its repo path, another file by its name
     # (paths differ between machines; the tables must not).
     return (shown if path is None else file.name), refs
+
+
+# ---- `checked`, checked: the figures against their quotes and the transcription -------------
+DASHES = ("", "—", "–")           # a transcription's cell with no figure: "not reported"
+# Figures written in a passage: numbers standing alone, not a size or a model ("6K", "35B",
+# "gpt-4o"), not a count's whole ("94 of 100").
+_NUMBER = re.compile(r"(?<![\w.\-])(?<!of )\d+(?:\.\d+)?(?![\w.\-]|\.\d)")
+
+
+def find_transcription(refs: References, file: Path) -> Path | None:
+    """The transcription the file names, where it is here: its `test_copy` or its `file`, from
+    the references file's folder or one above it, or from the checkout factres runs from; only
+    a file with the recorded sha256 counts. None when there is none."""
+    import hashlib
+    roots = list(file.resolve().parents) + [default_path().resolve().parents[2]]
+    for name in (refs.transcription.test_copy, refs.transcription.file):
+        for root in ([Path("/")] if Path(name).is_absolute() else roots):
+            candidate = root / name
+            try:
+                data = candidate.read_bytes()
+            except OSError:
+                continue
+            if hashlib.sha256(data).hexdigest() == refs.transcription.sha256:
+                return candidate
+    return None
+
+
+def compared_with_transcription(refs: References, path: str | Path | None = None) -> bool:
+    """Whether `load_references(path)` compared the checked entries with their transcription
+    (found here), or only the figures read from text with their quotes."""
+    return find_transcription(refs, Path(path) if path is not None else default_path()) \
+        is not None
+
+
+def _tables(text: str) -> dict[str, dict[str, str]]:
+    """Every row of the transcription's Markdown tables: its first cell (the row label) -> the
+    figure columns ("6k.sh", "pooled.mh", "stale.64k") -> the cell as printed."""
+    rows: dict[str, dict[str, str]] = {}
+    block: list[list[str]] = []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            block.append([c.strip() for c in line.strip().strip("|").split("|")])
+            continue
+        if len(block) > 2:
+            keys = [_figure_key(h) for h in block[0]]
+            for cells in block[2:]:
+                rows[cells[0]] = {k: c for k, c in zip(keys, cells) if k is not None}
+        block = []
+    return rows
+
+
+def _figure_key(header: str) -> str | None:
+    """"6K SH" -> "6k.sh", "pooled MH" -> "pooled.mh", "stale 64K" -> "stale.64k"; None for a
+    column of text."""
+    words = header.lower().split()
+    if len(words) == 2 and words[0] in SIZES + ("pooled",) and words[1] in KINDS:
+        return f"{words[0]}.{words[1]}"
+    if len(words) == 2 and words[0] == "stale" and words[1] in SIZES:
+        return f"stale.{words[1]}"
+    return None
+
+
+def check_figures(refs: References, shown: str, transcription: Path | None) -> None:
+    """Every entry marked `checked`, checked: each figure of an entry read from text is a number
+    of its quoted passage, and, when the transcription is here (`find_transcription`), each
+    figure of an entry read from a table row is that row's cell (a dash or an empty cell:
+    "not reported"), no cell more or less. An InputError names the entry, the figure and both
+    values."""
+    def refuse(e: Reference, message: str) -> InputError:
+        return InputError(f"entry {e.id!r} is marked checked, but {message}", path=shown,
+                          expected="a checked entry's figures as its quote and the "
+                          "transcription give them (or checked: false)")
+    table = _tables(transcription.read_text("utf-8")) if transcription is not None else None
+    for e in refs.references:
+        if not e.checked:
+            continue
+        figures = e.figures()
+        if e.quote is not None:
+            numbers = set(_NUMBER.findall(e.quote))
+            for key, value in figures.items():
+                text = figure_text(value)
+                if text is not None and text not in numbers:
+                    raise refuse(e, f"its figure {key} is {text}, which its quote does not "
+                                 f"give (numbers there: {', '.join(sorted(numbers)) or 'none'})")
+        if e.row is None or table is None:
+            continue
+        cells = table.get(e.row)
+        if cells is None:
+            raise refuse(e, f"its row {e.row!r} is in no table of the transcription "
+                         f"{transcription.name}")
+        for key in sorted(set(cells) | set(figures)):
+            if key not in cells or key not in figures:
+                raise refuse(e, f"it has figure {key}" + (" and the transcription's row has no "
+                             "such column" if key not in cells else ", which the transcription's "
+                             "row has, and it does not"))
+            cell, value = cells[key], figures[key]
+            same = value == NOT_REPORTED if cell in DASHES else figure_text(value) == cell
+            if not same:
+                raise refuse(e, f"its figure {key} is {figure_text(value) or value}, and the "
+                             f"transcription's row {e.row!r} has "
+                             + (cell if cell else "an empty cell"))
 
 
 def figure_text(value: Figure) -> str | None:

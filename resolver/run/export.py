@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from resolver import escape
 from resolver._version import __version__
 from resolver.errors import InputError, RunExistsError
 from resolver.memory.harness import prompt
@@ -118,12 +119,35 @@ def harness_metrics(output: str, gold_answers: Sequence[str]) -> dict[str, bool 
     return {"exact_match": em, "f1": f1, "substring_exact_match": sub}
 
 
-def file_name(dataset_config: dict) -> str:
-    """The harness's name of a result file, from its dataset config."""
+NAME_KEYS = ("sub_dataset", "tag", "context_max_length", "generation_max_length", "shots",
+             "max_test_samples")
+# What a value may not bring into a file name: a path separator (a folder, or a way out of
+# --out), a run of dots ("..": the folder above), a control, line-separator or bidirectional
+# character (escape.HIDDEN: a newline in a file name). Each is replaced, never kept.
+_SEPARATORS = re.compile(r"[/\\]")
+_DOTS = re.compile(r"\.{2,}")
+
+
+def safe_part(text: str) -> str:
+    """`text` as part of one file name: separators and hidden characters become "-", a run of
+    dots one dot. The harness's own values ("factconsolidation_mh_6k", "unknown", "0",
+    "100") come out unchanged."""
+    text = escape.HIDDEN.sub("-", _SEPARATORS.sub("-", text))
+    return _DOTS.sub(".", text)
+
+
+def file_name(dataset_config: dict, changed: list[str] | None = None) -> str:
+    """The harness's name of a result file, from its dataset config. A value that cannot be
+    part of a file name is made safe (`safe_part`); each one changed is said in `changed`."""
     def value(key: str) -> str:
         v = dataset_config.get(key)
-        return UNKNOWN if v is None else str(v)
-    return (f"{dataset_config['sub_dataset']}_{value('tag')}_in{value('context_max_length')}"
+        raw = UNKNOWN if v is None else str(v)
+        safe = safe_part(raw)
+        if safe != raw and changed is not None:
+            changed.append(f"dataset_config.{key} {json.dumps(v, ensure_ascii=False)} "
+                           f"written as {json.dumps(safe, ensure_ascii=False)}")
+        return safe
+    return (f"{value('sub_dataset')}_{value('tag')}_in{value('context_max_length')}"
             f"_size{value('generation_max_length')}_shots{value('shots')}"
             f"_max_samples{value('max_test_samples')}_results.json")
 
@@ -216,7 +240,23 @@ def export_run(ref: str | Path, results_dir: str | Path | None = None, *,
                                f"rule than the run records: {', '.join(differ)}; the files "
                                "hold the harness's score, so factres score on them will not "
                                "reproduce the run there")
-    names = {source: file_name(payload["dataset_config"]) for source, payload in files.items()}
+    names = {}
+    for source, payload in files.items():
+        changed: list[str] = []
+        names[source] = file_name(payload["dataset_config"], changed)
+        if changed:
+            # an imported file's own config names the file: what cannot be part of a file name
+            # (a path out of --out, a newline) is replaced, and said
+            result.warnings.append(f"{source}: the imported file's {'; '.join(changed)} (a "
+                                   "file name holds no path separator, '..' or control "
+                                   "character)")
+    taken: dict[str, str] = {}
+    for source, name in names.items():
+        if name in taken:
+            raise InputError(f"sources {taken[name]} and {source} would both be written to "
+                             f"{DATASET}/{name} (their dataset_config gives one file name)",
+                             path=str(run.path), expected="one file name per source")
+        taken[name] = source
     write_new_folder(final, {f"{DATASET}/{names[s]}": json.dumps(p, indent=4)
                              for s, p in files.items()}, "factres export")
     result.files = [(final / DATASET / names[s], len(p["data"])) for s, p in files.items()]

@@ -175,11 +175,28 @@ def _fail(path: str, where: str, message: str, expected: str) -> InputError:
     return InputError(f"{where}: {message}", path=path, expected=expected)
 
 
+_KINDS = {bool: "a boolean", str: "a string", int: "a number", float: "a number",
+          list: "a list", dict: "an object"}
+SHOWN = 80            # characters of a value a message shows
+
+
+def shown(value) -> str:
+    """A value of a record as a message shows it: its kind, then itself as JSON writes it
+    (`true`, `{"a": "Belgium"}`: what the file has, never a Python repr), cut to SHOWN
+    characters."""
+    if value is None:
+        return "null"
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) > SHOWN:
+        text = f"{text[:SHOWN]}... ({len(text)} characters)"
+    return f"{_KINDS.get(type(value), 'a value')} {text}"
+
+
 def _text(value, path: str, where: str, name: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise _fail(path, where, f"{name!r} is {type(value).__name__} {value!r}",
+        raise _fail(path, where, f"{name!r} is {shown(value)}",
                     "a string (or null for no answer)")
     return value
 
@@ -194,7 +211,7 @@ def _gold(value, path: str, where: str, name: str, fmt: str, line: int | None = 
         return (value,)
     if isinstance(value, list) and all(isinstance(a, str) for a in value):
         return tuple(value)
-    raise _fail(path, where, f"{name!r} is {value!r}", "a list of strings or one string")
+    raise _fail(path, where, f"{name!r} is {shown(value)}", "a list of strings or one string")
 
 
 def _reported(value, path: str, where: str, name: str) -> int | None:
@@ -206,7 +223,8 @@ def _reported(value, path: str, where: str, name: str) -> int | None:
         return int(value)
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
         return int(value.strip().lower() in _TRUE)
-    raise _fail(path, where, f"{name!r} is {value!r}", "a per-record score: 0, 1, true or false")
+    raise _fail(path, where, f"{name!r} is {shown(value)}",
+                "a per-record score: 0, 1, true or false")
 
 
 def _resolve_fields(fmt: str, given: dict[str, str], first: dict | None, path: str
@@ -251,12 +269,12 @@ def _record(number: int, where: str, obj: dict, fields: dict[str, str], path: st
                         f"every record to have {fields[field]!r}")
     qid = obj[fields["id"]]
     if not isinstance(qid, str) or not qid.strip():
-        raise _fail(path, where, f"{fields['id']!r} is {qid!r}", "a question id string")
+        raise _fail(path, where, f"{fields['id']!r} is {shown(qid)}", "a question id string")
     gold = _gold(obj.get(fields["gold"]), path, where, fields["gold"], fmt, line) \
         if "gold" in fields else None
     source = obj.get(fields["source"]) if "source" in fields else None
     if source is not None and not isinstance(source, str):
-        raise _fail(path, where, f"{fields['source']!r} is {source!r}", "a source name")
+        raise _fail(path, where, f"{fields['source']!r} is {shown(source)}", "a source name")
     reported = _reported(obj.get(fields["em"]), path, where, fields["em"]) \
         if "em" in fields else None
     return Record(number, where, qid.strip(),

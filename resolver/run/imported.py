@@ -298,6 +298,7 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
             "config_sha256": config_sha, "config_identity": identity,
             "data": list(dataset.paths),
             "data_sha256": dict(sorted(dataset.files_sha256.items())),
+            "cwd": str(Path.cwd()),           # what a relative data path is relative to
             "split": split, "splits": splits, "scoring": SCORING, "bootstrap": bootstrap,
             "files": checks,
             "counts": {"questions": len(rows), "records": len(joined.records),

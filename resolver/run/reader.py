@@ -19,10 +19,15 @@ What it checks, each failure one `InputError` naming the file, the line (JSONL) 
   count and answered count of meta.json `counts`, the questions per source of the metrics rows,
   scored or not); question ids are unique; traces.jsonl (when asked for) has one row per
   question, in the same order, with the same question and answer; an imported run's is empty.
+- Derived values (`derived`): nothing a file computes from its rows is believed before it is
+  recomputed or bounded: each row's em, metrics.json's rows, an imported run's missing and
+  empty questions, a trace's answer against its winning path, the rows' gold against the data's
+  (in `load_data`), the figures of nbest.json and ceiling.json.
 - Data: `load_data` re-reads the files meta.json names and checks each against its recorded
   sha256; a file changed in place is refused naming both hashes unless a copy with the
-  recorded sha256 is found where `locate_data` looks (the checkout the folder sits in, the
-  bundled data).
+  recorded sha256 is found where `locate_data` looks (a relative path from the working folder
+  the run recorded, the checkout the folder sits in, the bundled data, by name then by
+  sha256).
 
 Gold is read only by `load_data`, for the analyses (oracle/) and later readers that score.
 May import the stages below `run` (it rebuilds search candidates from traces) and `run`'s own
@@ -37,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from resolver.errors import FEW, ForeignFolderError, InputError, first_few
+from resolver.run import derived
 from resolver.run import result_schema as schema
 from resolver.run.result_schema import (
     CEILING_FILE,
@@ -79,6 +85,11 @@ def read_json(path: Path, shape) -> Any:
 
 def read_jsonl(path: Path, shape) -> list[Any]:
     """The rows of a JSONL file (blank lines skipped), each validated against `shape`."""
+    return read_jsonl_lines(path, shape)[0]
+
+
+def read_jsonl_lines(path: Path, shape) -> tuple[list[Any], list[int]]:
+    """(the rows of a JSONL file, validated against `shape`; the line number of each)."""
     if not path.is_file():
         raise InputError(f"no {path.name}", path=str(path.parent),
                          expected=f"a finished folder with {path.name}")
@@ -88,7 +99,7 @@ def read_jsonl(path: Path, shape) -> list[Any]:
             rows.append(loads(raw, path=str(path), line=number, what="one JSON object per line"))
             lines.append(number)
     schema.check(list[shape], rows, path=str(path), lines=lines)
-    return rows
+    return rows, lines
 
 
 # ---- finding a folder -------------------------------------------------------------------------
@@ -131,7 +142,8 @@ def locate(ref: str, results_dir: str | Path | None = None, what: str = "run",
     if path.is_dir():
         return path
     if len(path.parts) > 1:          # a path, not an id: nothing to look up
-        raise InputError(f"no {what} folder {str(ref)!r}", expected=LOOKUP)
+        raise InputError(f"no {what if what == 'folder' else what + ' folder'} {str(ref)!r}",
+                         expected=LOOKUP)
     roots = lookup_roots(results_dir)
     for root in roots:
         if (root / str(ref)).is_dir():
@@ -161,6 +173,7 @@ class RunFolder:
     meta: dict                         # MetaJson or ImportedMetaJson
     metrics: dict                      # MetricsJson
     predictions: list[dict]            # PredictionRow or ImportedPredictionRow, file order
+    lines: list[int] = field(default_factory=list, repr=False)   # each prediction's line
     _data: tuple[Dataset, Gold] | None = field(default=None, repr=False)
 
     @property
@@ -231,9 +244,9 @@ def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
     meta = _read_meta(path)
     imported = run_kind(meta) == IMPORTED_KIND
     metrics = read_json(path / METRICS_FILE, schema.MetricsJson)
-    rows = read_jsonl(path / PREDICTIONS_FILE,
-                      schema.ImportedPredictionRow if imported else schema.PredictionRow)
-    run = RunFolder(path, meta, metrics, rows)
+    rows, lines = read_jsonl_lines(path / PREDICTIONS_FILE, schema.ImportedPredictionRow
+                                   if imported else schema.PredictionRow)
+    run = RunFolder(path, meta, metrics, rows, lines)
     _check_consistency(run)
     if traces:
         run.traces
@@ -299,20 +312,19 @@ def _check_consistency(run: RunFolder) -> None:
         raise _disagree(path, "questions per source: " + first_few(shown, 3, "; "),
                         "metrics rows counting the rows of predictions.jsonl")
     scored = metrics["scored"]
-    for i, row in enumerate(rows):
+    for row, line in zip(rows, run.lines):
         if (row["em"] is None) == scored:
-            raise InputError(f"question {row['qid']!r} has em {row['em']!r} in a run that is "
-                             f"{'scored' if scored else 'unscored'}",
-                             path=str(path / PREDICTIONS_FILE), line=i + 1,
+            raise InputError(f"question {row['qid']!r} has em {derived.shown(row['em'])} in a "
+                             f"run that is {'scored' if scored else 'unscored'}",
+                             path=str(path / PREDICTIONS_FILE), line=line,
                              expected="0 or 1 in a scored run, null in an unscored one")
+    # the values the files derive from the rows: recomputed, or bounded (derived.py)
     if run.kind != IMPORTED_KIND and meta["reader"] == "none":
-        for i, row in enumerate(rows):
-            if row["prediction"] != row["resolver_answer"]:
-                raise _disagree(path / PREDICTIONS_FILE,
-                                f"line {i + 1}: question {row['qid']!r} has prediction "
-                                f"{row['prediction']!r} but resolver_answer "
-                                f"{row['resolver_answer']!r} in a run without a reader",
-                                "the resolver's answer as the prediction")
+        derived.check_resolver_answers(path, rows, run.lines)
+    derived.check_predictions(path, run.kind, rows, run.lines, scored)
+    derived.check_metrics(path, run.kind, metrics, rows)
+    if run.kind == IMPORTED_KIND:
+        derived.check_imported_meta(path, meta, rows)
 
 
 def read_traces(run: RunFolder) -> dict[str, dict]:
@@ -321,7 +333,7 @@ def read_traces(run: RunFolder) -> dict[str, dict]:
     if not file.is_file():
         raise InputError(f"the run has no {TRACES_FILE} (deleted?)", path=str(run.path),
                          expected=f"the {TRACES_FILE} the run wrote, one row per question")
-    rows = read_jsonl(file, schema.TraceRow)
+    rows, lines = read_jsonl_lines(file, schema.TraceRow)
     if run.kind == IMPORTED_KIND:
         if rows:
             raise InputError(f"an imported run with {len(rows)} trace rows", path=str(file),
@@ -339,7 +351,7 @@ def read_traces(run: RunFolder) -> dict[str, dict]:
                          "questions" + (f" (no trace for {first_few(lost)})" if lost else ""),
                          path=str(file), expected="one trace row per question (cut short?)")
     by_qid = {}
-    for number, (trace, row) in enumerate(zip(rows, run.predictions), start=1):
+    for number, (trace, row, line) in enumerate(zip(rows, run.predictions, lines), start=1):
         if trace["qid"] != row["qid"]:
             raise _disagree(file, f"row {number} is the trace of {trace['qid']!r}, "
                             f"predictions.jsonl row {number} is {row['qid']!r}",
@@ -349,28 +361,45 @@ def read_traces(run: RunFolder) -> dict[str, dict]:
                 raise _disagree(file, f"the trace of {row['qid']!r} has {name} "
                                 f"{trace[name]!r}, predictions.jsonl {row[other]!r}",
                                 "the trace of the prediction (edited?)")
+        derived.check_trace(file, line, trace, row)
         by_qid[trace["qid"]] = trace
     return by_qid
+
+
+def resolver_answer(row: dict, trace: dict | None = None) -> str:
+    """The resolver's own answer of a prediction row, the one its confidence label labels: its
+    `resolver_answer` (an imported row's prediction); a run made before abstentions kept that
+    answer recorded "" for an abstained question, whose trace's winner still holds it."""
+    answer = row.get("resolver_answer", row.get("prediction", ""))
+    if not answer and derived.abstained(row) and trace and trace.get("winner"):
+        return trace["winner"]["answer"]
+    return answer
 
 
 # ---- the run's data -------------------------------------------------------------------------
 def locate_data(name: str, meta: dict, run_path: Path) -> str:
     """The data file a run names, checked against the sha256 meta.json records for it. A run
     records the path it was given (absolute for the bundled default, so a run made in another
-    checkout names that checkout). Tried in order: the path as recorded; a relative path from
-    the checkout the run folder sits in (results/<run>/ -> ..); the bundled file of the same
-    name. The first with the recorded sha256 is taken; a file at the recorded path whose
-    content changed is an error naming both hashes when no copy matches."""
+    checkout names that checkout) and, since the third audit, the working folder it started
+    in (`cwd`), which a relative path is relative to. Tried in order: the path as recorded
+    (a relative one from the recorded working folder; a run that recorded none, from the
+    current one); a relative path from the current working folder; from the checkout the run
+    folder sits in (results/<run>/ -> ..); the bundled file of the same name; then any bundled
+    file with the recorded sha256, whatever its name. The first with the recorded sha256 is
+    taken; a file at the recorded place whose content changed is an error naming both hashes
+    when no copy matches."""
     from resolver.haystack import bundled_path
     want = meta["data_sha256"].get(name)
     if want is None:
         raise InputError(f"meta.json records no sha256 for its data file {name}",
                          path=str(run_path / META_FILE),
                          expected="data_sha256 naming every file of data")
-    candidates = [Path(name)]
-    if not Path(name).is_absolute():
-        candidates.append(run_path.resolve().parent.parent / name)
-    candidates.append(bundled_path(Path(name).name))
+    given = Path(name)
+    recorded = given if given.is_absolute() else Path(meta.get("cwd") or ".") / given
+    candidates = [recorded]
+    if not given.is_absolute():
+        candidates += [given, run_path.resolve().parent.parent / name]
+    candidates.append(bundled_path(given.name))
     tried, changed = [], []
     for candidate in candidates:
         if str(candidate) in tried:
@@ -381,8 +410,14 @@ def locate_data(name: str, meta: dict, run_path: Path) -> str:
             if got == want:
                 return str(candidate)
             changed.append((candidate, got))
-    if changed and str(changed[0][0]) == name:
-        raise InputError(f"the run's data file {name} has changed since the run: its sha256 "
+    found = _bundled_with(want)
+    if found is not None:
+        return str(found)
+    tried.append(f"every bundled file ({bundled_path().parent})")
+    if changed and changed[0][0] == recorded:
+        where = name if given.is_absolute() or meta.get("cwd") else \
+            f"{name} (relative to the working folder: the run recorded none)"
+        raise InputError(f"the run's data file {where} has changed since the run: its sha256 "
                          f"is {changed[0][1]}, the run recorded {want}; no copy with the "
                          f"recorded sha256 found (tried {', '.join(tried)})",
                          path=str(run_path / META_FILE),
@@ -393,6 +428,16 @@ def locate_data(name: str, meta: dict, run_path: Path) -> str:
                      path=str(run_path / META_FILE),
                      expected="the data file it names, or a copy with the sha256 meta.json "
                               f"records for it ({want})")
+
+
+def _bundled_with(sha256: str) -> Path | None:
+    """The bundled data file (resolver/data/fc/) whose bytes have this sha256, if one has."""
+    from resolver.haystack import bundled_path
+    folder = bundled_path().parent
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == sha256:
+            return path
+    return None
 
 
 def load_run_data(run: RunFolder) -> tuple[Dataset, Gold]:
@@ -415,6 +460,7 @@ def load_run_data(run: RunFolder) -> tuple[Dataset, Gold]:
                              f"{row['question']!r} in predictions.jsonl",
                              path=str(run.path / PREDICTIONS_FILE),
                              expected="the questions the run answered")
+    derived.check_gold(run.path, run.predictions, run.lines, gold)
     return dataset, gold
 
 
@@ -451,4 +497,6 @@ def read_oracle(path: Path, file_name: str) -> dict:
     if payload["command"] != command:
         raise InputError(f"{file_name} of command {payload['command']!r}",
                          path=str(path / file_name), expected=f"command {command!r}")
+    # the figures' own invariants (derived.py): a shape says nothing of a recall of 150%
+    (derived.check_nbest if file_name == NBEST_FILE else derived.check_ceiling)(path, payload)
     return payload

@@ -70,6 +70,23 @@ NBEST_FILE, CEILING_FILE = "nbest.json", "ceiling.json"
 ZeroOrOne = Annotated[int, Interval(ge=0, le=1)]
 
 
+class ListPair:
+    """Marks a two-item tuple as read from a JSON list: the tuple is not strict (JSON has no
+    tuples; in strict mode pydantic takes only a tuple), its items are (the files' config). A
+    hook rather than pydantic's `Strict`: this module must not import pydantic (see `_adapter`)."""
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        schema = handler(source)
+        schema["strict"] = False
+        return schema
+
+
+# A score term [name, value] and a version passed over [serial, line]: JSON lists of exactly
+# two items, each of its type.
+Term = Annotated[tuple[str, float], ListPair()]
+SerialLine = Annotated[tuple[int, int], ListPair()]
+
+
 class PlanSetRecord(TypedDict):
     set_id: str                    # "live:rules", "live:lexicon", an archive id, "repair:<model>"
     source: str                    # "live" (compiled in this run), "archive" or "repair"
@@ -161,6 +178,8 @@ class MetaJson(TypedDict):
     config: RunConfigRecord        # data, plans, split, reader, repair, host, timeout, bootstrap
     data: list[str]                # haystack files, as given (oracle/ re-reads them from here)
     data_sha256: dict[str, str]    # path -> sha256 of the file's bytes
+    cwd: NotRequired[str]          # the working folder the run started in: a relative path of
+                                   # `data` is relative to it (runs since the third audit)
     split: str                     # "dev" (gold read and scored) or "test" (gold never read)
     grammar_sha256: str            # grammars/facts.lark
     lexicon_sha256: dict[str, str] # path -> sha256 of the lexicon sources (plan/lexicon.py, ...)
@@ -282,6 +301,7 @@ class ImportedMetaJson(TypedDict):
     data: list[str]                # row files: their contexts rebuild the stores, their gold
                                    # is what was scored
     data_sha256: dict[str, str]
+    cwd: NotRequired[str]          # what a relative path of `data` is relative to
     split: str                     # the splits of the sources, joined by "+" ("dev", "test")
     splits: dict[str, str]         # source -> "dev" (6K), "test" (32K-262K) or "other"
     scoring: dict[str, str]        # the metric, its rule and which gold
@@ -307,7 +327,7 @@ class HopJson(TypedDict):
     text: str
     version: int
     reverse: bool
-    passed_over: list[list[int]]   # [serial, line] of the versions not taken
+    passed_over: list[SerialLine]  # [serial, line] of the versions not taken
     status: NotRequired[str]       # the version's ledger status (runs before the ledger lack it)
 
 
@@ -318,7 +338,7 @@ class CandidateJson(TypedDict):
     hops: list[HopJson]
     answer: str
     score: float
-    terms: list[list[str | float]]   # [name, value] pairs: the score's parts
+    terms: list[Term]              # [name, value] pairs: the score's parts
     complete: bool
 
 
@@ -489,8 +509,16 @@ def check(shape, value: Any, *, path: str, line: int | None = None,
         loc = tuple(first["loc"])
         if lines is not None and loc and isinstance(loc[0], int):
             line, loc = lines[loc[0]], loc[1:]
-        field = _field_name(loc)
         kind = first["type"]
+        if (kind == "missing" and loc and isinstance(loc[-1], int)) or kind == "too_long" \
+                and (first.get("ctx") or {}).get("field_type") == "Tuple":
+            # a pair ([name, value], [serial, line]) of another length
+            if kind == "missing":
+                loc = loc[:-1]
+            raise InputError(f"field {_field_name(loc)!r} is {_found(first.get('input'))} of "
+                             f"{len(first.get('input') or ())} item(s)", path=path, line=line,
+                             expected="a pair: a list of exactly 2 items") from None
+        field = _field_name(loc)
         if kind == "missing":
             message = f"no field {field!r}" if field else "a field is missing"
             expected = _EXPECTED.get(kind)

@@ -30,6 +30,7 @@ from pathlib import Path
 import orjson
 
 from resolver.errors import InputError, RunExistsError
+from resolver.escape import HIDDEN
 from resolver.run import tables
 from resolver.run.result_schema import (
     INCOMPLETE_MARKER,
@@ -143,14 +144,42 @@ def clean_stale(root: Path, now: float | None = None) -> list[Path]:
 
 
 def write_file(path: Path, data: bytes | str) -> None:
-    """Write a file; an OSError without a file name (a full disk reports ENOSPC on the write,
-    not the open) is raised again naming `path`."""
+    """Write a new file into a claimed folder, never over an existing one (O_EXCL: not a file
+    of that name, not a link planted there); an OSError without a file name (a full disk
+    reports ENOSPC on the write, not the open) is raised again naming `path`."""
     try:
-        with open(path, "wb") as out:
+        with open(path, "xb") as out:
             out.write(data.encode("utf-8") if isinstance(data, str) else data)
     except OSError as exc:
         if exc.filename is None:
             raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def replace_file(path: Path, data: bytes | str) -> None:
+    """Write a derived file (a paper table, a figure) through a temporary file renamed over
+    `path`: a reader sees the old file or the new one, never half of one. The file gets the
+    mode any new file gets (0644 under the usual umask, as run folders' files), not mkstemp's
+    private 0600. A failed write (a full disk) names `path` and leaves the old file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None or exc.filename == tmp:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
         raise
 
 
@@ -188,6 +217,22 @@ def finish(tmp: Path, final: Path, what: str) -> None:
     os.rename(tmp, final)
 
 
+def inside(folder: Path, name: str) -> Path:
+    """`folder / name` for a relative file name that stays inside `folder`: no absolute path, no
+    "." or ".." part, no control or bidirectional character, and nothing (a link) that leads
+    out once resolved. Anything else is an InputError: a file is never written elsewhere."""
+    relative = Path(name)
+    bad = (relative.is_absolute() or not relative.parts or "\\" in name
+           or any(part in (".", "..") for part in name.split("/"))
+           or HIDDEN.search(name) is not None)
+    path = folder / relative
+    if bad or not path.resolve().is_relative_to(folder.resolve()):
+        raise InputError(f"file name {name!r} would not be a file inside {folder.name}/",
+                         expected="a relative file name without '..', separators other than "
+                                  "'/', or control characters")
+    return path
+
+
 def write_new_folder(final: Path, files: dict[str, bytes | str], command: str) -> list[Path]:
     """A folder that must be new (`factres compare --out`, `factres export`), holding `files`
     (relative path -> content): claimed and written like a run folder (`reserve`, then every
@@ -204,8 +249,9 @@ def write_new_folder(final: Path, files: dict[str, bytes | str], command: str) -
                              "; choose another --out")
     try:
         for name, data in files.items():
-            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-            write_file(tmp / name, data)
+            path = inside(tmp, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_file(path, data)
         finish(tmp, final, f"the folder {final.name}")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

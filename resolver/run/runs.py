@@ -254,24 +254,29 @@ def _check_split(config: RunConfig, dataset: Dataset, gold: Gold) -> Gold | None
     return gold
 
 
-def _prediction_rows(predictions: list[Prediction], answers: list[str], ems: list[int | None],
-                     gold: Gold | None, reader_name: str) -> list[dict]:
-    """predictions.jsonl rows (result_schema.PredictionRow), in dataset order."""
+def _prediction_rows(predictions: list[Prediction], answered: list[Prediction],
+                     answers: list[str], ems: list[int | None], gold: Gold | None,
+                     reader_name: str) -> list[dict]:
+    """predictions.jsonl rows (result_schema.PredictionRow), in dataset order: `predictions`
+    as the resolver made them (its answer, winner and label), `answered` as the run answers
+    them (an abstention's reason), `answers` what was scored."""
     rows = []
-    for pred, final, em in zip(predictions, answers, ems):
+    for pred, shown, final, em in zip(predictions, answered, answers, ems):
         winner = pred.winner
         rows.append({"qid": pred.qid, "source": pred.source, "question": pred.question,
                      "prediction": final, "resolver_answer": pred.answer,
                      "gold": list(gold[pred.qid]) if gold is not None else None, "em": em,
                      "plan": winner.plan.to_json() if winner and winner.plan else None,
                      "plan_set": winner.plan_set if winner else None,
-                     "reader": reader_name, "reason": pred.reason} | pred.confidence_json())
+                     "reader": reader_name, "reason": shown.reason} | pred.confidence_json())
     return rows
 
 
 def apply_abstention(predictions: list[Prediction], level: str | None) -> list[Prediction]:
-    """Every answer whose confidence is below `level` emptied, with the reason; the winner,
-    candidates and label stay in the trace (None: the predictions as they are)."""
+    """What the run answers: every answer whose confidence is below `level` emptied, with the
+    reason (None: the predictions as they are). The resolver's own answer is the caller's to
+    keep: it stays the row's `resolver_answer` and the trace's answer, with its winner,
+    candidates and label, so that an analysis can judge the label on the answer it labels."""
     if level is None:
         return predictions
     return [replace(p, answer="", reason=abstention(p.confidence, level))
@@ -382,21 +387,24 @@ def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: G
         repair_record = {"source": "repair", "manifest_sha256": None, "compiler_sha256": None}
         repair_record.update(_set_record(repair_set, dataset))
         set_records.append(repair_record)
-    predictions = apply_abstention(predictions, config.abstain_below)
+    # what the run answers; `predictions` keep the resolver's own answers (resolver_answer,
+    # the traces), so an abstained answer is still there to judge its label by
+    answered = apply_abstention(predictions, config.abstain_below)
     reader_traces: dict[str, dict] = {}
-    answers = [p.answer for p in predictions]
+    answers = [p.answer for p in answered]
     if reader is not None:
-        answers, reader_traces = apply_reader(predictions, reader, stage("reading", total))
+        answers, reader_traces = apply_reader(answered, reader, stage("reading", total))
         errors = [t["error"] for t in reader_traces.values() if t["error"]]
         check_lane_answered("reader", len(errors), len(reader_traces), next(iter(errors), ""))
     reader_name = reader.name if reader is not None else "none"
     scored_predictions = [replace(p, answer=a) for p, a in zip(predictions, answers)]
 
     cells, ems, _ = scoring.build_cells(dataset, scored_predictions, gold)
-    rows = _prediction_rows(predictions, answers, ems, gold, reader_name)
+    rows = _prediction_rows(predictions, answered, answers, ems, gold, reader_name)
     traces = []
-    for pred in predictions:
+    for pred, shown in zip(predictions, answered):
         trace = pred.to_json()
+        trace["reason"] = shown.reason          # an abstention's, beside the resolver's answer
         trace["reader"] = reader_traces.get(pred.qid)
         trace["repair"] = repair_traces.get(pred.qid)
         traces.append(trace)
@@ -420,12 +428,14 @@ def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: G
             "config_sha256": record["config_sha256"], "config_identity": record["identity"],
             "config": config_json,
             "data": list(dataset.paths), "data_sha256": dict(sorted(dataset.files_sha256.items())),
+            # a relative data path is relative to this folder: readers resolve it from here
+            "cwd": str(Path.cwd()),
             "split": config.split, "grammar_sha256": grammar_sha256(),
             "lexicon_sha256": source_hashes(LEXICON_FILES), "plan_sets": set_records,
             "reader": reader_name, "repair": repairer.name if repairer is not None else "none",
             "lanes": {"reader": _describe(reader), "repair": _describe(repairer)},
             "counts": {"questions": total, "answered": sum(1 for a in answers if a),
-                       "abstained": sum(1 for p in predictions
+                       "abstained": sum(1 for p in answered
                                         if p.reason.startswith(ABSTAINED)),
                        "repaired": len(repair_traces),
                        "repair_changed": sum(1 for t in repair_traces.values()

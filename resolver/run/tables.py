@@ -139,8 +139,8 @@ def markdown_table(table: Table) -> str:
 
 
 # ---- LaTeX ----------------------------------------------------------------------------------
-_MARKS = {"†": r"\dag", "‡": r"\ddag", "§": r"\S", "↑": r"\ensuremath{\uparrow}",
-          "↓": r"\ensuremath{\downarrow}"}
+_MARKS = {"†": r"\dag", "‡": r"\ddag", "§": r"\S", "¶": r"\P",
+          "↑": r"\ensuremath{\uparrow}", "↓": r"\ensuremath{\downarrow}"}
 
 
 def _tex_cell(cell: Cell, align: str) -> str:

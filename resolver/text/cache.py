@@ -6,8 +6,11 @@ factres version changes the key, so a stale cache is never reused: a frozen test
 committed parser change parses afresh instead of reading the old code's facts. The folder is
 $FACTRES_CACHE, else $XDG_CACHE_HOME/factres, else ~/.cache/factres. One file per context,
 `<key>.json`, written atomically (temporary file, then rename); a file that cannot be read
-back or does not match its key is ignored and rewritten. A folder that cannot be
-written is no error: the parse goes on without the cache and its notes say so.
+back or does not match its key is ignored and rewritten. Each entry opens with the sha256 of the
+rest of its bytes, on a line of its own: an entry whose content no longer matches it (edited by
+hand or another tool, damaged on disk) is never read: the context is parsed afresh, the entry
+rewritten, and the parse's notes say so. A folder that cannot be written is no error: the parse
+goes on without the cache and its notes say so.
 
 Facts are stored as columns (one list per field, relations as indexes into a name list): that
 is the layout orjson reads fastest, and a warm load of the 262K context takes a few tens of ms.
@@ -30,7 +33,9 @@ from resolver.text.facts import Fact, Lines, ParseResult, UnparsedLine, normalis
 
 ENV = "FACTRES_CACHE"
 # Bumped when the file layout below changes; part of the key, so old files are never misread.
-FORMAT = 1
+# 2: the entry's own sha256 on its first line.
+FORMAT = 2
+DIGEST = 64           # hex characters of a sha256: the first line of an entry
 
 
 def cache_dir() -> Path:
@@ -77,10 +82,12 @@ def load_parse(context: str, *, path: str | None = None, notes: tuple[str, ...] 
     key = cache_key(context)
     file = cache_dir() / f"{key}.json"
     text, notes = normalise(context, notes)
-    cached = _read(file, key, text, path, notes)
+    cached, damaged = _read(file, key, text, path, notes)
     if cached is not None:
         return cached
     result = parse_context(text, path=path, notes=notes)
+    if damaged:
+        result = replace(result, notes=result.notes + (damaged,))
     problem = _write(file, key, result)
     if problem:
         # A cache that cannot be written costs speed, never the answer: go on without it.
@@ -89,11 +96,24 @@ def load_parse(context: str, *, path: str | None = None, notes: tuple[str, ...] 
 
 
 def _read(file: Path, key: str, text: str, path: str | None,
-          notes: tuple[str, ...]) -> ParseResult | None:
+          notes: tuple[str, ...]) -> tuple[ParseResult | None, str | None]:
+    """(the entry's parse, or None; a note when the entry was there but its content is not
+    what was written: a parse must not trust it)."""
     try:
         data = file.read_bytes()
     except OSError:
-        return None
+        return None, None
+    digest, body = data[:DIGEST], data[DIGEST + 1:]
+    if data[DIGEST:DIGEST + 1] != b"\n" or \
+            hashlib.sha256(body).hexdigest().encode("ascii") != digest:
+        # (a file of the older layout never gets here: FORMAT is part of its name)
+        return None, (f"parse cache entry {file} does not match its own sha256 (edited or "
+                      "damaged?): not read; parsed afresh and rewritten")
+    return _entry(body, key, text, path, notes), None
+
+
+def _entry(data: bytes, key: str, text: str, path: str | None,
+           notes: tuple[str, ...]) -> ParseResult | None:
     try:
         obj = orjson.loads(data)
         if obj["key"] != key or obj["format"] != FORMAT:
@@ -145,7 +165,8 @@ def _write(file: Path, key: str, result: ParseResult) -> str | None:
     }
     folder = file.parent
     try:
-        data = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+        body = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+        data = hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body
     except orjson.JSONEncodeError as exc:
         # (facts.MAX_SERIAL keeps every serial writable; this is the last guard of the promise
         # that a cache that cannot be written costs speed, never the answer)

@@ -1,0 +1,425 @@
+"""The values a run or oracle folder derives from its own rows, checked against them: what the
+one reader (`reader`) believes only once it has recomputed or bounded it.
+
+A folder's files are validated for their shapes by `result_schema`; a shape says nothing of a
+score edited by hand, a metrics.json copied from another run, or a trace whose answer is not where
+its winning path ends. So, for each file:
+
+- predictions.jsonl: every row's `em` is the harness's scoring of its `prediction` against its
+  `gold` (`scoring.score_answer` for a resolver run, `scoring.harness_score`, the better of the
+  raw and the parsed prediction, for an imported one); an imported row's `parsed_prediction` is
+  `scoring.parse_output` of its prediction; a resolver row's `prediction` is its
+  `resolver_answer` when the run had no reader (empty when the answer was abstained from).
+- metrics.json: each source once; per source `n`, the EM mean and the share answered are those
+  of the rows (6 decimals, as metrics.json keeps them); the pooled rows are the ones `scoring`
+  writes, from the per-source rows as it computes them (the mean over sizes); every share in
+  [0, 1]; stale counts in 0 <= stale <= eligible <= n with the rate their quotient (an imported
+  run's counts are recounted from its rows' `stale`). The bootstrap interval is bounded, not
+  recomputed: it must lie in [0, 1] and hold the EM. Recomputing it would need numpy, which
+  `factres table` does not load, and numpy does not promise its random streams across
+  versions, so an exact check could refuse an honest run after an upgrade.
+- meta.json of an imported run: `missing` (rows without a record), `empty` (records with an
+  empty prediction), `gold_disagreements` (records whose own gold differs from the rows') and
+  their counts are those of its rows.
+- traces.jsonl: each candidate's answer is where its last hop lands; the winner's answer is the
+  trace's answer (runs before abstentions kept the resolver's answer recorded "" for an
+  abstained question); the row's plan and plan set are the winner's.
+- the data (`reader.load_run_data`): each row's gold is the data's gold for its question.
+- nbest.json: 0 <= success <= candidate recall <= plan recall <= questions and strict recall
+  <= plan recall, the recalls non-decreasing in N, N counting 1, 2, ... along `plan_sets`.
+- ceiling.json: 0 <= latest wins <= optimum <= gold path <= questions, bound >= optimum, and
+  the haystacks' figures summing to the sources' (and to the totals).
+
+Each failure is one `InputError` naming the file, the line (JSONL) and the field, with the value
+the file has and the value it should have. Scoring is imported where a row is scored: it loads
+the search records, which `factres table` would not need otherwise."""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from resolver.errors import InputError
+from resolver.run.result_schema import (
+    CEILING_FILE,
+    IMPORTED_KIND,
+    META_FILE,
+    METRICS_FILE,
+    NBEST_FILE,
+    PREDICTIONS_FILE,
+)
+
+# metrics.json keeps 6 decimals (scoring._round): a recomputed value may differ by half of one
+# in the last place, and a float sum by far less.
+TOLERANCE = 1e-6
+ABSTAINED = "abstained"          # search.confidence.ABSTAINED: an abstention's reason begins so
+_SOURCE = re.compile(r"(?:^|_)(?P<kind>sh|mh)_(?P<size>\d+k)$")   # as haystack reads a source
+SHOWN = 80                       # characters of a value a message shows
+
+
+def shown(value: Any) -> str:
+    """A JSON value as a message shows it: as the file writes it, cut to SHOWN characters."""
+    text = orjson.dumps(value).decode("utf-8")
+    return text if len(text) <= SHOWN else f"{text[:SHOWN]}... ({len(text)} characters)"
+
+
+def _mean(values: list) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _edited(path: Path, message: str, expected: str, line: int | None = None) -> InputError:
+    return InputError(message, path=str(path), line=line,
+                      expected=f"{expected}; edited?")
+
+
+def abstained(row: dict) -> bool:
+    """Whether a resolver row's answer was abstained from (`--abstain-below`)."""
+    return row.get("reason", "").startswith(ABSTAINED + ":")
+
+
+# ---- predictions.jsonl ----------------------------------------------------------------------
+def check_predictions(path: Path, kind: str, rows: list[dict], lines: list[int],
+                      scored: bool) -> None:
+    """Every row's em (and an imported row's parsed prediction) recomputed from its own
+    prediction and gold."""
+    from resolver.run import scoring     # lazily: it loads the search records (module doc)
+    file = path / PREDICTIONS_FILE
+    imported = kind == IMPORTED_KIND
+    score = scoring.harness_score if imported else scoring.score_answer
+    rule = ("the harness's rule: the better of the prediction and its parsed answer" if imported
+            else "substring exact match; an empty prediction scores 0")
+    for row, line in zip(rows, lines):
+        gold = row["gold"]
+        if imported:
+            parsed = scoring.parse_output(row["prediction"])
+            if row["parsed_prediction"] != parsed:
+                raise _edited(file, f"question {row['qid']!r}: field 'parsed_prediction' is "
+                              f"{shown(row['parsed_prediction'])}, but the prediction parses "
+                              f"to {shown(parsed)}", "the harness's parse of the prediction",
+                              line)
+        if (gold is None) == scored:
+            raise InputError(f"question {row['qid']!r} has gold {shown(gold)} in a run that is "
+                             f"{'scored' if scored else 'unscored'}", path=str(file), line=line,
+                             expected="the answers in a scored run, null in an unscored one")
+        if not scored:
+            continue
+        em = score(row["prediction"], gold)
+        if row["em"] != em:
+            raise _edited(file, f"question {row['qid']!r}: field 'em' is {row['em']}, but "
+                          f"prediction {shown(row['prediction'])} scores {em} against gold "
+                          f"{shown(gold)}", f"the em its prediction scores ({rule})", line)
+
+
+def check_resolver_answers(path: Path, rows: list[dict], lines: list[int]) -> None:
+    """In a run without a reader the prediction is the resolver's answer, or empty when the run
+    abstained from it."""
+    for row, line in zip(rows, lines):
+        want = "" if abstained(row) else row["resolver_answer"]
+        if row["prediction"] != want:
+            what = ("an abstained question's prediction is empty" if abstained(row)
+                    else "the resolver's answer as the prediction")
+            raise _edited(path / PREDICTIONS_FILE,
+                          f"question {row['qid']!r}: field 'prediction' is "
+                          f"{shown(row['prediction'])}, but resolver_answer is "
+                          f"{shown(row['resolver_answer'])} in a run without a reader"
+                          + (f" (reason {shown(row['reason'])})" if abstained(row) else ""),
+                          what, line)
+
+
+# ---- metrics.json ---------------------------------------------------------------------------
+def _source_parts(source: str) -> tuple[str, str]:
+    """(kind, size) of a source as the loader reads them from its name."""
+    match = _SOURCE.search(source)
+    return (match["kind"], match["size"]) if match else ("unknown", "unknown")
+
+
+def _cells(rows: list[dict]) -> dict[str, dict]:
+    """source -> its questions' outcomes, in file order."""
+    cells: dict[str, dict] = {}
+    for row in rows:
+        cell = cells.setdefault(row["source"], {"em": [], "answered": [], "stale": []})
+        cell["em"].append(row["em"])
+        cell["answered"].append(int(row["prediction"] != ""))
+        cell["stale"].append(row.get("stale"))
+    return cells
+
+
+def check_metrics(path: Path, kind: str, metrics: dict, rows: list[dict]) -> None:
+    """metrics.json's rows against the predictions (module docstring)."""
+    from resolver.run.scoring import KIND_ORDER, size_order   # lazily, as check_predictions
+    file = path / METRICS_FILE
+    scored = metrics["scored"]
+    cells = _cells(rows)
+    seen: dict[str, int] = {}
+    per_source: dict[str, dict] = {}
+    pooled: dict[str, dict] = {}
+    for i, row in enumerate(metrics["rows"]):
+        where = f"rows[{i}]"
+        if row["source"] in seen:
+            raise _edited(file, f"{where} is a second row of {row['source']!r} (also "
+                          f"rows[{seen[row['source']]}])", "one row per source")
+        seen[row["source"]] = i
+        if row["reader"] != metrics["reader"]:
+            raise _edited(file, f"{where}.reader is {shown(row['reader'])}, the file's reader "
+                          f"{shown(metrics['reader'])}", "the run's reader in every row")
+        (pooled if row["pooled"] else per_source)[row["source"]] = dict(row, where=where)
+    derived = {}
+    for source, row in per_source.items():
+        cell = cells[source]              # the counts per source are checked before this
+        kind_, size = _source_parts(source)
+        want = {"label": source, "kind": kind_, "size": size, "sizes": [size]}
+        want.update(_figures(file, cell, kind_, scored, kind == IMPORTED_KIND, row))
+        _compare(file, row, want)
+        derived[source] = (kind_, size, want, row)
+    _check_pooled(file, derived, pooled, scored, KIND_ORDER, size_order)
+
+
+def _figures(file: Path, cell: dict, kind: str, scored: bool, imported: bool,
+             row: dict) -> dict:
+    """The figures of a source's row recomputed from its questions. Stale counts of a resolver
+    run need the store: they are taken from the row, bounded; an imported run's rows carry
+    their own `stale`, recounted."""
+    n = len(cell["answered"])
+    want: dict[str, Any] = {"n": n, "answered": _mean(cell["answered"]),
+                            "em": _mean(cell["em"]) if scored else None,
+                            "stale": None, "stale_eligible": None, "stale_rate": None}
+    if not (scored and kind == "sh"):
+        return want
+    if imported:
+        stale = sum(1 for s in cell["stale"] if s)
+        eligible = sum(1 for s in cell["stale"] if s is not None)
+    else:
+        stale, eligible = row["stale"], row["stale_eligible"]
+        if not (isinstance(stale, int) and isinstance(eligible, int)
+                and 0 <= stale <= eligible <= n):
+            raise _edited(file, f"{row['where']} ({row['source']}): stale {shown(stale)} of "
+                          f"stale_eligible {shown(eligible)} with n {n}",
+                          "0 <= stale <= stale_eligible <= n")
+    want.update(stale=stale, stale_eligible=eligible,
+                stale_rate=stale / eligible if eligible else None)
+    return want
+
+
+def _same(have: Any, want: Any) -> bool:
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (have, want))
+    return abs(have - want) <= TOLERANCE if numbers else have == want
+
+
+def _compare(file: Path, row: dict, want: dict) -> None:
+    """Each field of `want` against the row's; then the interval against the EM."""
+    for name, value in want.items():
+        have = row.get(name)
+        if not _same(have, value):
+            raise _edited(file, f"{row['where']} ({row['source']}): field {name!r} is "
+                          f"{shown(have)}, but the predictions give {shown(_round(value))}",
+                          f"{name} as the rows of predictions.jsonl give it")
+    _check_interval(file, row)
+
+
+def _round(value: Any) -> Any:
+    return round(value, 6) if isinstance(value, float) else value
+
+
+def _check_interval(file: Path, row: dict) -> None:
+    ci, em = row["ci"], row["em"]
+    if em is None:
+        if ci is not None:
+            raise _edited(file, f"{row['where']} ({row['source']}): an interval {shown(ci)} "
+                          "without an EM", "no interval where there is no EM")
+        return
+    fits = (ci is not None and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci)
+            and all(math.isfinite(x) for x in ci)
+            and -TOLERANCE <= ci[0] <= em + TOLERANCE and em - TOLERANCE <= ci[1]
+            <= 1 + TOLERANCE)
+    if not fits:
+        raise _edited(file, f"{row['where']} ({row['source']}): field 'ci' is {shown(ci)} "
+                      f"for em {em}", "a 95% interval [low, high] with 0 <= low <= em <= high "
+                      "<= 1")
+
+
+def _check_pooled(file: Path, derived: dict, pooled: dict, scored: bool, kind_order,
+                  size_order) -> None:
+    """The pooled rows `scoring.pooled_rows` writes, recomputed from the per-source rows: per
+    kind of KIND_ORDER present (the mean over its sources), then "all"."""
+    groups = [(k, [s for s, d in derived.items() if d[0] == k]) for k in kind_order]
+    groups = [(k, g) for k, g in groups if g]
+    if groups:
+        groups.append(("all", [s for _, g in groups for s in g]))
+    expected = {f"pooled {k}": (k, g) for k, g in groups}
+    extra = sorted(set(pooled) - set(expected))
+    lacking = sorted(set(expected) - set(pooled))
+    if extra or lacking:
+        said = "; ".join(([f"no row {shown(s)}" for s in lacking])
+                         + [f"row {shown(s)} pools no kind of its sources" for s in extra])
+        raise _edited(file, f"pooled rows: {said}", "the pooled rows of the run's sources: "
+                      + (", ".join(expected) or "none (no sh or mh source)"))
+    for label, (kind, group) in expected.items():
+        rows = [derived[s][2] for s in group]
+        sh = [derived[s] for s in group if derived[s][0] == "sh"]
+        counted = scored and kind != "mh"
+        rates = [d[2]["stale_rate"] for d in sh if d[2]["stale_eligible"]]
+        want = {"label": label, "kind": kind, "size": "mean", "pooled": True,
+                "sizes": sorted({derived[s][1] for s in group}, key=size_order),
+                "n": sum(r["n"] for r in rows),
+                "em": _mean([r["em"] for r in rows]) if scored else None,
+                "answered": _mean([r["answered"] for r in rows]),
+                "stale": sum(d[2]["stale"] for d in sh) if counted else None,
+                "stale_eligible": sum(d[2]["stale_eligible"] for d in sh) if counted else None,
+                "stale_rate": _mean(rates) if counted and rates else None}
+        _compare(file, pooled[label], want)
+
+
+# ---- meta.json of an imported run -----------------------------------------------------------
+def check_imported_meta(path: Path, meta: dict, rows: list[dict]) -> None:
+    """`missing`, `empty`, `gold_disagreements` and their counts against the rows."""
+    file = path / META_FILE
+    records = [r for r in rows if r["record"] is not None]
+    lists = {"missing": [r["qid"] for r in rows if r["record"] is None],
+             "empty": [r["qid"] for r in records if r["prediction"] == ""],
+             "gold_disagreements": [r["qid"] for r in records if r["file_gold"] is not None
+                                    and sorted(r["file_gold"]) != sorted(r["gold"])]}
+    for name, qids in lists.items():
+        have = meta[name] if name != "gold_disagreements" else \
+            [d.get("qid") for d in meta[name]]
+        if have != qids:
+            differ = [q for q in dict.fromkeys(have + qids) if (q in have) != (q in qids)]
+            first = (f"; {shown(differ[0])} is in "
+                     + ("meta.json only" if differ[0] in have else "predictions.jsonl only")
+                     if differ else "; the same questions in another order")
+            raise _edited(file, f"field {name!r} names {len(have)} question(s), the rows of "
+                          f"predictions.jsonl give {len(qids)}{first}",
+                          f"the {name} questions of predictions.jsonl")
+        if meta["counts"][name] != len(qids):
+            raise _edited(file, f"field 'counts.{name}' is {meta['counts'][name]}, but "
+                          f"predictions.jsonl gives {len(qids)}",
+                          f"the count of {name} questions")
+    if meta["counts"]["records"] != len(records):
+        raise _edited(file, f"field 'counts.records' is {meta['counts']['records']}, but "
+                      f"predictions.jsonl has {len(records)} rows with a record",
+                      "the count of questions with a record")
+    for row in rows:
+        if row["record"] is None and (row["prediction"] != "" or row["file"] is not None):
+            raise _edited(path / PREDICTIONS_FILE, f"question {row['qid']!r} has no record but "
+                          f"prediction {shown(row['prediction'])} from file "
+                          f"{shown(row['file'])}", "no prediction and no file without a record")
+
+
+# ---- traces.jsonl ---------------------------------------------------------------------------
+def check_trace(file: Path, line: int, trace: dict, row: dict) -> None:
+    """One trace against itself and its prediction row (module docstring)."""
+    qid = row["qid"]
+    for name, other in (("source", "source"),):
+        if trace[name] != row[other]:
+            raise _edited(file, f"the trace of {qid!r} has {name} {shown(trace[name])}, "
+                          f"predictions.jsonl {shown(row[other])}", "the trace of the "
+                          "prediction", line)
+    winner = trace["winner"]
+    for i, candidate in enumerate(([winner] if winner else []) + trace["candidates"]):
+        hops = candidate["hops"]
+        if hops and hops[-1]["object"] != candidate["answer"]:
+            what = "the winner" if winner and i == 0 else f"candidate {i - (1 if winner else 0)}"
+            raise _edited(file, f"the trace of {qid!r}: {what} answers "
+                          f"{shown(candidate['answer'])}, but its path ends at "
+                          f"{shown(hops[-1]['object'])}", "a candidate's answer where its last "
+                          "hop lands", line)
+    answer = trace["answer"]
+    if winner is None:
+        if answer != "":
+            raise _edited(file, f"the trace of {qid!r} answers {shown(answer)} with no winner",
+                          "an answer only from a winning path", line)
+    elif winner["answer"] != answer and not (answer == "" and abstained(trace)):
+        raise _edited(file, f"the trace of {qid!r} answers {shown(answer)}, but its winning "
+                      f"path ends at {shown(winner['answer'])}", "the winner's answer as the "
+                      "trace's", line)
+    for name in ("plan", "plan_set"):
+        have = row[name]
+        want = winner[name] if winner else None
+        if have != want:
+            raise _edited(file.parent / PREDICTIONS_FILE, f"question {qid!r}: field {name!r} "
+                          f"is {shown(have)}, but the trace's winner has {shown(want)}",
+                          f"the winner's {name}")
+
+
+def check_gold(path: Path, rows: list[dict], lines: list[int], gold) -> None:
+    """Each row's gold is the data's gold for its question (order aside: scoring takes the best
+    over the answers)."""
+    for row, line in zip(rows, lines):
+        if row["gold"] is None:
+            continue
+        want = list(gold[row["qid"]])
+        if sorted(row["gold"]) != sorted(want):
+            raise _edited(path / PREDICTIONS_FILE, f"question {row['qid']!r}: field 'gold' is "
+                          f"{shown(row['gold'])}, but the run's data has {shown(want)}",
+                          "the gold of the run's data", line)
+
+
+# ---- oracle folders -------------------------------------------------------------------------
+def check_nbest(path: Path, payload: dict) -> None:
+    file = path / NBEST_FILE
+    sets = payload["plan_sets"]
+    for source, summary in payload["sources"].items():
+        total = summary["questions"]
+        where = f"sources.{source}"
+        if not 0 <= summary["rerun_agrees"] <= total:
+            raise _edited(file, f"{where}.rerun_agrees is {summary['rerun_agrees']} of "
+                          f"{total} questions", "0 <= rerun_agrees <= questions")
+        before: dict[str, int] = {}
+        for i, step in enumerate(summary["by_n"]):
+            at = f"{where}.by_n[{i}]"
+            if step["n"] != i + 1 or (i < len(sets) and step["set"] != sets[i]) \
+                    or i >= len(sets):
+                raise _edited(file, f"{at} is N {step['n']} adding {shown(step['set'])}",
+                              f"N = {i + 1} adding plan set "
+                              + (shown(sets[i]) if i < len(sets) else "(none: "
+                                 f"{len(sets)} plan sets)"))
+            plan = step["plan_recall"]
+            strict = step.get("strict_plan_recall", 0)
+            candidate = step.get("candidate_recall", step["success"])
+            if not (0 <= step["success"] <= candidate <= plan <= total and 0 <= strict <= plan):
+                raise _edited(file, f"{at}: success {step['success']}, candidate recall "
+                              f"{step.get('candidate_recall', '-')}, strict plan recall "
+                              f"{step.get('strict_plan_recall', '-')}, plan recall {plan} of "
+                              f"{total} questions", "0 <= success <= candidate recall <= plan "
+                              "recall <= questions, and strict plan recall <= plan recall")
+            for name in ("plan_recall", "strict_plan_recall", "candidate_recall"):
+                if name in step and step[name] < before.get(name, 0):
+                    raise _edited(file, f"{at}.{name} is {step[name]}, below "
+                                  f"{before[name]} at N {i}", f"{name} non-decreasing in N "
+                                  "(more plan sets reach at least as much)")
+                if name in step:
+                    before[name] = step[name]
+
+
+_CEILING = ("questions", "with_gold_path", "latest_wins", "optimal")
+
+
+def check_ceiling(path: Path, payload: dict) -> None:
+    file = path / CEILING_FILE
+    parts = [(f"per_source.{s}", v) for s, v in payload["per_source"].items()]
+    haystacks = payload.get("per_haystack")
+    parts += [(f"per_haystack.{h}", v) for h, v in (haystacks or {}).items()]
+    if all(name in payload for name in _CEILING):
+        parts.append(("the totals", payload))
+    for where, v in parts:
+        q, gold, latest, best = (v[name] for name in _CEILING)
+        if not 0 <= latest <= best <= gold <= q:
+            raise _edited(file, f"{where}: latest wins {latest}, optimum {best}, gold path "
+                          f"{gold}, questions {q}", "0 <= latest wins <= optimum <= gold path "
+                          "<= questions")
+        bound = v.get("bound")
+        if bound is not None and not (isinstance(bound, int) and best <= bound <= q):
+            raise _edited(file, f"{where}: bound {shown(bound)} with optimum {best} of {q} "
+                          "questions", "optimum <= bound <= questions")
+    sums = {name: sum(v[name] for v in payload["per_source"].values()) for name in _CEILING}
+    against = ([("per_haystack", {name: sum(v[name] for v in haystacks.values())
+                                  for name in _CEILING})] if haystacks is not None else [])
+    if all(name in payload for name in _CEILING):
+        against.append(("the totals", {name: payload[name] for name in _CEILING}))
+    for where, figures in against:
+        for name in _CEILING:
+            if figures[name] != sums[name]:
+                raise _edited(file, f"{where}: {name} sums to {figures[name]}, the sources' "
+                              f"to {sums[name]}", f"{where} summing to per_source")
