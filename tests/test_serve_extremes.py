@@ -342,3 +342,17 @@ def test_an_address_that_cannot_be_bound_is_named(never_serves):
     assert result.output.startswith(f"Error: port {port} on localhost is in use")
     result = invoke("--port", "0", "--host", "not a host", "--api-key", "k")
     assert result.exit_code == 1 and result.output.startswith("Error: cannot bind not a host: ")
+
+
+def test_text_after_the_last_fact_on_its_line_is_its_object_unless_a_line_break_ends_it(server):
+    """The limit docs/server.md states (audit B M13): a sentence after the last fact on its
+    line cannot be told from the object; after a line break it is text, passed over."""
+    head = "Here is a list of facts:\n0. Tim Cook is employed by Apple.\n"
+    same_line = ask(client(server), user(head + "1. Tim Cook is employed by Google. Please "
+                                         "answer concisely. " + QUESTION))
+    assert same_line.choices[0].message.content == "Google. Please answer concisely"
+    next_line = ask(client(server), user(head + "1. Tim Cook is employed by Google.\nPlease "
+                                         "answer concisely. " + QUESTION))
+    extra = next_line.model_extra["factres"]
+    assert next_line.choices[0].message.content == "Google" and extra["question"] == QUESTION
+    assert extra["memory"]["passed_over"]["text"] == 1 and extra["memory"]["reports"] == []
