@@ -306,6 +306,7 @@ def uvicorn_config(config: ServeConfig, *, access_log: bool = True,
 
 
 BIND_TRIES = 5     # --port 0 on a host of several addresses: tries to find one port free on all
+BACKLOG = 2048     # uvicorn's own
 
 
 def bind(config: ServeConfig) -> list[socket.socket]:
@@ -329,13 +330,22 @@ def bind(config: ServeConfig) -> list[socket.socket]:
         port = config.port
         try:
             for family, address in addresses:
-                sock = socket.socket(family, socket.SOCK_STREAM)
+                try:
+                    sock = socket.socket(family, socket.SOCK_STREAM)
+                except OSError:                    # a family this machine lacks: as asyncio,
+                    continue                       # the host's other addresses serve
                 sockets.append(sock)
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 if family == socket.AF_INET6:      # as asyncio: each family its own socket
                     sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
                 sock.bind((address[0], port) + tuple(address[2:]))
+                # listening now: two sockets bound with SO_REUSEADDR may share a port until
+                # one listens, so only a listening socket holds it
+                sock.listen(BACKLOG)
                 port = sock.getsockname()[1]
+            if not sockets:
+                raise InputError(f"cannot bind {shown}: no address of it can be opened here",
+                                 expected="an address of this machine")
             for sock in sockets:
                 sock.set_inheritable(True)
             return sockets
