@@ -13,12 +13,10 @@ client can send is refused at startup. O2, O3: --max-body and --cache-mb take fi
 at least a byte. O6: a port in use is an error before any banner."""
 from __future__ import annotations
 
-import http.client
 import re
 import socket
 from urllib.parse import urlsplit
 
-import orjson
 import pytest
 from click.testing import CliRunner
 from openai import BadRequestError, OpenAI
@@ -191,34 +189,23 @@ def test_the_largest_serial_comes_back_in_the_reply_and_in_its_reports(server):
 def test_a_serial_too_large_is_reported_and_every_question_is_answered(server, serial):
     facts = ("Here is a list of facts:\n0. Tim Cook is employed by Apple.\n"
              f"{serial}. Tim Cook is employed by Google.\n")
+    api = client(server)
     for stream in (False, True, False):          # the third finds the memory cached
-        raw = orjson.dumps({"model": "m", "stream": stream,
-                            "messages": user(facts + QUESTION)})
-        status, body = post(server, raw)
-        assert status == 200, body[:300]
         if stream:
-            assert body.endswith(b"data: [DONE]\n\n") and b'"content":"Apple"' in body
-            continue
-        reply = orjson.loads(body)
-        extra = reply["factres"]
-        assert reply["choices"][0]["message"]["content"] == "Apple"
+            events = list(ask(api, user(facts + QUESTION), stream=True))
+            assert "".join(e.choices[0].delta.content or "" for e in events
+                           if e.choices) == "Apple"
+            extra = next(e.model_extra["factres"] for e in events if "factres" in e.model_extra)
+        else:
+            reply = ask(api, user(facts + QUESTION))
+            assert reply.choices[0].message.content == "Apple"
+            extra = reply.model_extra["factres"]
         (report,) = extra["memory"]["reports"]
         assert report["serial"] is None and report["kind"] == "unparsed"
         assert "too large" in report["reason"]
         assert extra["memory"]["facts"] == 1
+    assert extra["memory"]["cached"] is True
     still_serving(server)
-
-
-def post(url: str, body: bytes) -> tuple[int, bytes]:
-    parts = urlsplit(url)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
-    try:
-        connection.request("POST", parts.path + "/chat/completions", body=body,
-                           headers={"Content-Type": "application/json"})
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
 
 
 # ---- S6: a last fact without its full stop is memory -----------------------------------------
