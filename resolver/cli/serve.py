@@ -2,11 +2,44 @@
 The web stack (the `serve` extra) is imported only when the server starts."""
 from __future__ import annotations
 
+import math
+
 import click
 
 from resolver.cli.options import library_errors
 from resolver.serve.config import (DEFAULT_CACHE, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT,
                                    MIB, ServeConfig)
+
+
+class Mebibytes(click.ParamType):
+    """A size given in MiB, converted to whole bytes: a finite number that is at least
+    `least` bytes once converted. "nan" and "inf" are refused here, with the option's name
+    (float("nan") passes any range check, and converting it to bytes raised a traceback); so
+    is a size that rounds below the least ("1e-9" MiB is 0 bytes), saying so."""
+    name = "MB"
+
+    def __init__(self, least: int) -> None:
+        self.least = least
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = float(value)                 # the default, in MiB
+        else:
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not a number of MiB", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number of MiB", param, ctx)
+        if not math.isfinite(number * MIB):
+            self.fail(f"{value!r} MiB is too large a number of bytes", param, ctx)
+        size = int(number * MIB)
+        if number < 0:
+            self.fail(f"{value!r} is a negative size", param, ctx)
+        if size < self.least:
+            unit = "one byte" if self.least == 1 else f"{self.least} bytes"
+            self.fail(f"{value!r} MiB is below {unit} ({size} bytes once converted)", param, ctx)
+        return size
 
 
 def _names(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -20,16 +53,17 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535),
               help="Port to bind (0: any free port).")
 @click.option("--api-key", envvar="FACTRES_API_KEY", metavar="KEY",
-              help="Refuse requests without 'Authorization: Bearer KEY' (401). Also read from "
-                   "$FACTRES_API_KEY. Default: no key (loopback only).")
+              help="Refuse requests without 'Authorization: Bearer KEY' (401); printable "
+                   "ASCII, no blank at either end. Also read from $FACTRES_API_KEY. Default: "
+                   "no key (loopback only).")
 @click.option("--max-body", default=DEFAULT_MAX_BODY // MIB, show_default=True,
-              type=click.FloatRange(min=0, min_open=True), metavar="MB",
+              type=Mebibytes(least=1), metavar="MB",
               help="Largest request body, in MiB; a larger one is refused (413).")
 @click.option("--models", "models", multiple=True, metavar="NAME",
               help="Answer only to these model names (and 'factres'); others get 404. Repeat "
                    "or separate with commas. Default: any name, echoed in the reply.")
 @click.option("--cache-mb", default=DEFAULT_CACHE // MIB, show_default=True,
-              type=click.FloatRange(min=0), metavar="MB",
+              type=Mebibytes(least=0), metavar="MB",
               help="Budget of the memory cache, in MiB of estimated resident memory; the "
                    "least recently used conversation's memory goes first.")
 @click.option("--plans", "plans", multiple=True, metavar="SET",
@@ -53,8 +87,10 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode,
     `factres` field (path, serials, ledger statuses, confidence, score terms). stream: true
     is answered as server-sent events. Parameters factres has no use for (temperature,
     max_tokens, ...) are ignored; n > 1 is refused. GET /v1/models lists the names it answers
-    to. Errors are OpenAI's error JSON: 400 malformed JSON or no user message, 401 a wrong or
-    missing key, 404 a model outside --models, 413 a body over --max-body.
+    to. Errors are OpenAI's error JSON: 400 malformed JSON, no user message or a question over
+    1,000 characters, 401 a wrong or missing key, 404 a model outside --models, 413 a body over
+    --max-body. The address is bound before the first line names it (with --port 0, the port
+    bound); a port in use is an error.
 
     Needs the serve extra: pip install 'factres[serve]'. The example serves until stopped
     (Ctrl-C).
@@ -62,14 +98,17 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode,
     Example: factres serve --port 8000 --models gpt-4o-mini
     """
     config_args = {"plan_sets": tuple(plans)} if plans else {}
-    config = ServeConfig(host=host, port=port, api_key=api_key, max_body=int(max_body * MIB),
-                         models=_names(models), cache_bytes=int(cache_mb * MIB), mode=mode,
-                         **config_args)
+    config = ServeConfig(host=host, port=port, api_key=api_key, max_body=max_body,
+                         models=_names(models), cache_bytes=cache_mb, mode=mode, **config_args)
     # The web stack loads here, not before: no other command imports it.
-    from resolver.serve.app import serve
-    where = f"http://{_url_host(host)}:{port}/v1" if port else "a free port (named below)"
-    click.echo(f"factres serve: {where}: set OPENAI_BASE_URL to it; Ctrl-C stops", err=True)
-    serve(config, access_log=access_log)
+    from resolver.serve.app import bind, serve
+    # Bound before the banner: an address in use is an error, never a banner and then
+    # uvicorn's own message; with --port 0 the banner names the port bound.
+    sockets = bind(config)
+    port = sockets[0].getsockname()[1]
+    click.echo(f"factres serve: http://{_url_host(host)}:{port}/v1: set OPENAI_BASE_URL to "
+               "it; Ctrl-C stops", err=True)
+    serve(config, access_log=access_log, sockets=sockets)
 
 
 def _url_host(host: str) -> str:

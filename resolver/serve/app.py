@@ -1,12 +1,14 @@
-"""The server: `create_app(config)` is the Starlette app, `serve(config)` runs it on uvicorn (what
-`factres serve` calls), `serving(config)` runs it on a loopback port in a thread for as long as
-a `with` block lasts (tests and benchmarks).
+"""The server: `create_app(config)` is the Starlette app, `bind(config)` its listening sockets,
+`serve(config)` runs it on uvicorn (what `factres serve` calls, once `bind` succeeded),
+`serving(config)` runs it on a loopback port in a thread for as long as a `with` block lasts
+(tests and benchmarks).
 
 Routes: `POST /v1/chat/completions` (the answer, or its server-sent events), `GET /v1/models`
 and `GET /v1/models/{name}` (the names accepted, factres's version, plan sets and mode, the
-cache's state). Every refusal is OpenAI's error object (api_errors.py) with its status; a fault
-of the server's own is a 500 of the same shape, logged, and the server keeps serving. Never a
-traceback to the client.
+cache's state). Every refusal is OpenAI's error object (api_errors.py) with its status (the
+question a memory refuses, such as one over MAX_QUESTION characters, is the client's: a 400);
+a fault of the server's own is a 500 of the same shape, logged, and the server keeps serving.
+Never a traceback to the client.
 
 A request whose memory is cached is answered on the event loop (reading the JSON, splitting
 the conversation, finding its memory, the query: about 2.7 ms for the 262K context, where a
@@ -19,8 +21,10 @@ reads."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import hmac
 import logging
+import socket
 import threading
 import time
 from typing import Iterator
@@ -28,12 +32,14 @@ from typing import Iterator
 import orjson
 
 from resolver.errors import InputError, MissingExtraError
+from resolver.haystack import MAX_QUESTION
 from resolver.serve.api_errors import (ApiError, bad_request, body_too_large, internal,
                                        method_not_allowed, missing_key, model_not_found,
-                                       unknown_url, wrong_key)
+                                       question_too_long, unknown_url, wrong_key)
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import ServeConfig
-from resolver.serve.conversation import Conversation, Remembered, remember, split
+from resolver.serve.conversation import (WHOLE_MESSAGE, Conversation, Remembered, remember,
+                                         split)
 from resolver.serve.reply import chunks, completion, factres_field, usage
 from resolver.serve.request import ChatRequest, parse_request
 
@@ -82,6 +88,11 @@ class Service:
             raise model_not_found(request.model, self.config.listed)
         clock.lap("parse")
         conversation = split(request.messages)
+        if len(conversation.bare_question) > MAX_QUESTION:
+            # the client's input, refused before a memory is built for it (the memory would
+            # refuse it too, as every loader does)
+            raise question_too_long(len(conversation.bare_question), MAX_QUESTION,
+                                    conversation.last, conversation.found == WHOLE_MESSAGE)
         clock.lap("split")
         return request, conversation
 
@@ -100,7 +111,12 @@ class Service:
     def answer(self, request: ChatRequest, conversation: Conversation, remembered: Remembered,
                cached: bool, clock: "_Clock") -> tuple[bool, object]:
         """(streamed, the reply: JSON bytes, or the events)."""
-        answer = remembered.memory.query(conversation.question)
+        try:
+            answer = remembered.memory.query(conversation.question)
+        except InputError as exc:
+            # the memory refuses only what it was asked (the question): the client's input
+            raise bad_request(f"The question cannot be answered: {exc}", param="messages",
+                              code="invalid_value") from None
         clock.lap("query")
         extra = factres_field(answer, remembered, cached, self.config.describe())
         counts = usage(conversation, remembered, answer)
@@ -289,17 +305,82 @@ def uvicorn_config(config: ServeConfig, *, access_log: bool = True,
                           server_header=False, date_header=False)
 
 
-def serve(config: ServeConfig, *, access_log: bool = True, log_level: str = "info") -> None:
-    """Run the server until it is stopped (Ctrl-C)."""
-    uvicorn.Server(uvicorn_config(config, access_log=access_log, log_level=log_level)).run()
+BIND_TRIES = 5     # --port 0 on a host of several addresses: tries to find one port free on all
+BACKLOG = 2048     # uvicorn's own
+
+
+def bind(config: ServeConfig) -> list[socket.socket]:
+    """Listening sockets on `config.host` and `config.port`, bound now: one per address the
+    host resolves to, as asyncio's create_server (which uvicorn would call) binds them, all on
+    one port (with port 0, the port the first got). Binding before uvicorn starts lets the
+    command say where it serves only once it does, and turns an address in use into the
+    user's error (InputError), where uvicorn logged its own "[Errno 98]" after the banner and
+    exited with status 3."""
+    host = config.host[1:-1] if config.host.startswith("[") else config.host
+    shown = config.host or "every address"
+    try:
+        infos = socket.getaddrinfo(host or None, config.port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InputError(f"cannot bind {shown}: {exc.strerror}",
+                         expected="an address or a host name of this machine") from None
+    addresses = list(dict.fromkeys((family, address) for family, _, _, _, address in infos))
+    for _ in range(BIND_TRIES):
+        sockets: list[socket.socket] = []
+        port = config.port
+        try:
+            for family, address in addresses:
+                try:
+                    sock = socket.socket(family, socket.SOCK_STREAM)
+                except OSError:                    # a family this machine lacks: as asyncio,
+                    continue                       # the host's other addresses serve
+                sockets.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6:      # as asyncio: each family its own socket
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                sock.bind((address[0], port) + tuple(address[2:]))
+                # listening now: two sockets bound with SO_REUSEADDR may share a port until
+                # one listens, so only a listening socket holds it
+                sock.listen(BACKLOG)
+                port = sock.getsockname()[1]
+            if not sockets:
+                raise InputError(f"cannot bind {shown}: no address of it can be opened here",
+                                 expected="an address of this machine")
+            for sock in sockets:
+                sock.set_inheritable(True)
+            return sockets
+        except OSError as exc:
+            for sock in sockets:
+                sock.close()
+            if exc.errno == errno.EADDRINUSE and config.port == 0 and len(sockets) > 1:
+                continue                           # the first's port is taken on another
+            if exc.errno == errno.EADDRINUSE:
+                raise InputError(f"port {config.port} on {shown} is in use",
+                                 expected="another port, or --port 0 for any free one") from None
+            raise InputError(f"cannot bind {shown} port {config.port}: {exc.strerror or exc}",
+                             expected="an address of this machine, and a port it may "
+                             "bind") from None
+    raise InputError(f"no port is free on every address of {shown} after {BIND_TRIES} tries",
+                     expected="a port given with --port")
+
+
+def serve(config: ServeConfig, *, access_log: bool = True, log_level: str = "info",
+          sockets: list[socket.socket] | None = None) -> None:
+    """Run the server until it is stopped (Ctrl-C), on `sockets` (from `bind`; bound here when
+    None)."""
+    sockets = bind(config) if sockets is None else sockets
+    server = uvicorn.Server(uvicorn_config(config, access_log=access_log, log_level=log_level))
+    server.run(sockets=sockets)
 
 
 @contextlib.contextmanager
 def serving(config: ServeConfig, *, log_level: str = "warning") -> Iterator[str]:
     """Run the server in a thread while the block lasts; yields its base URL
     ("http://127.0.0.1:PORT/v1", the port uvicorn bound when `config.port` is 0)."""
+    sockets = bind(config)
     server = uvicorn.Server(uvicorn_config(config, access_log=False, log_level=log_level))
-    thread = threading.Thread(target=server.run, name="factres-serve", daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": sockets},
+                              name="factres-serve", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:

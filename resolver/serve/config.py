@@ -19,6 +19,7 @@ DEFAULT_PORT = 8000
 DEFAULT_MAX_BODY = 16 * MIB
 DEFAULT_CACHE = 512 * MIB      # about 20 memories of the 262K context, warm (cache.py)
 OWN_MODEL = "factres"          # always accepted, always listed
+KEY_CHARACTERS = "printable ASCII (letters, digits, punctuation; spaces only inside the key)"
 
 
 def is_loopback(host: str) -> bool:
@@ -30,6 +31,24 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False          # a name: it may resolve to anything
+
+
+def _check_key(key: str) -> None:
+    """A key a client can send: HTTP carries a header's value as bytes that clients encode as
+    ASCII (the `openai` client raises UnicodeEncodeError on "sëcret"; curl sends UTF-8 bytes,
+    which arrive as latin-1 and never match) and strips the blanks around it. A key with any
+    other character, or with blanks at its ends, would lock every client out, so it is refused
+    at startup. The message names the character's position and code point, never the key."""
+    if not key.strip():
+        raise InputError("the API key is empty", expected="a non-empty key, or no key")
+    for at, char in enumerate(key):
+        if not " " <= char <= "~":
+            raise InputError(f"the API key has U+{ord(char):04X} at position {at + 1}, which no "
+                             "client can send in an Authorization header",
+                             expected=KEY_CHARACTERS)
+    if key != key.strip():
+        raise InputError("the API key begins or ends with a blank, which HTTP drops from a "
+                         "header: no client could send it", expected=KEY_CHARACTERS)
 
 
 @dataclass(frozen=True)
@@ -44,8 +63,8 @@ class ServeConfig:
     mode: str = "search"
 
     def __post_init__(self) -> None:
-        if self.api_key is not None and not self.api_key.strip():
-            raise InputError("the API key is empty", expected="a non-empty key, or no key")
+        if self.api_key is not None:
+            _check_key(self.api_key)
         if not is_loopback(self.host) and self.api_key is None:
             raise InputError(f"binding {self.host} (not a loopback address) needs an API key: "
                              "anyone who reaches the port could use and fill the server",

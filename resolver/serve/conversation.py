@@ -4,7 +4,10 @@
 The question is the one asked at the end of the last user message: inside the harness's
 instruction prompt when the message holds one (`harness.prompt_start`: the text from the
 prompt's opening on), else the message's last sentence when it is a question (ends with "?"; a
-trailing "Answer:" cue is left aside), else the whole message. Everything else, in every
+trailing "Answer:" cue is left aside; a sentence ends at ".", "!" or "?" and a blank, or at a
+line break, so a last fact written without its full stop stays memory), else the whole
+message. A question longer than `factres run` reads (MAX_QUESTION characters) is the client's
+error: the server refuses it before any memory is built. Everything else, in every
 message and in any layout, is the memory part: the harness's single user message (memorize
 frames joined by line breaks, then the prompt), or one message per chunk with assistant
 acknowledgements between, or a system message holding the context.
@@ -28,7 +31,9 @@ message's text is the reader's to pass over). So a fact cut across two chunk mes
 back whole; a message of a chunk that holds no serial at all ("Louis." alone) would be passed
 over, which the harness's chunks of 4,096 tokens never are. Inside the fed text, a piece that
 fits no template and holds no serial is text too (counted as passed over, "text"); a fact-like
-piece that did not parse, a duplicate serial and a serial out of order are reported."""
+piece that did not parse, a duplicate serial, a serial out of order and a serial above 2^63 - 1
+are reported. The memory part is the whole text: once it is fed, the memory is flushed (its
+last fact committed for good), and the questions then asked never change it."""
 from __future__ import annotations
 
 import bisect
@@ -45,6 +50,8 @@ from resolver.memory.stream import PASSED_KINDS, UNPARSED, Report
 from resolver.serve.request import Message
 
 TEXT = "text"                       # passed over: a piece that fits no template, no serial in it
+# How the question was found in the last user message (`find_question`).
+IN_PROMPT, LAST_SENTENCE, WHOLE_MESSAGE = "prompt", "last sentence", "whole message"
 REPORTS_SHOWN = 20                  # reports a reply lists (all are counted)
 _SERIAL_LIKE = re.compile(r"\d\. ")
 _ENDS = tuple(end + blank for end in ".!?" for blank in " \n\t\r")
@@ -145,11 +152,18 @@ class Conversation:
     start: int                      # where its question part starts
     question: str                   # what the memory is asked (a prompt, or a bare question)
     part: MemoryPart                # the memory part, in place: the cache's key
+    found: str = LAST_SENTENCE      # how the question was found (`find_question`)
 
     @property
     def asked(self) -> str:
         """The last user message's text from the question on."""
         return self.messages[self.last].text[self.start:]
+
+    @cached_property
+    def bare_question(self) -> str:
+        """The question itself, as the memory reads it from `question` (the text after "Now
+        Answer the Question:" in a prompt, `harness.question_of`): what MAX_QUESTION bounds."""
+        return harness.question_of(self.question)
 
     @cached_property
     def key(self) -> str:
@@ -182,31 +196,41 @@ def split(messages: tuple[Message, ...]) -> Conversation:
     Runs on every request, over a whole context: nothing of the size of the context is
     copied, encoded or hashed (the memory part refers to the messages' text in place)."""
     last = max(i for i, m in enumerate(messages) if m.role == "user")
-    start, question = split_question(messages[last].text)
+    start, question, found = find_question(messages[last].text)
     pieces = []
     for i, m in enumerate(messages):
         end = start if i == last else len(m.text)
         if _NONBLANK.search(m.text, 0, end):
             pieces.append((m.role, m.text, end))
-    return Conversation(messages, last, start, question, MemoryPart(tuple(pieces)))
+    return Conversation(messages, last, start, question, MemoryPart(tuple(pieces)), found)
 
 
 def split_question(text: str) -> tuple[int, str]:
     """(where the question part starts, what to ask) in the last user message: the text
     before `start` is memory."""
+    start, question, _ = find_question(text)
+    return start, question
+
+
+def find_question(text: str) -> tuple[int, str, str]:
+    """`split_question`, and how the question was found: IN_PROMPT, LAST_SENTENCE or
+    WHOLE_MESSAGE (the message asks nothing at its end, so all of it is asked)."""
     start = harness.prompt_start(text)
     if start is not None:
-        return start, text[start:]
+        return start, text[start:], IN_PROMPT
     end = _blank_end(text, len(text))
     cue = harness.ANSWER_CUE.strip()
     if text.endswith(cue, 0, end):
         end = _blank_end(text, end - len(cue))
-    start = max(text.rfind(e, 0, end) for e in _ENDS) + 1    # after the last sentence end, or 0
+    # After the last sentence end or line break, or 0. A line break ends the sentence before
+    # it even without a full stop: a last fact written without one ("1. Tim Cook is employed
+    # by Google" and a line break) is memory, reported, not the start of the question.
+    start = max(max(text.rfind(e, 0, end) for e in _ENDS), text.rfind("\n", 0, end)) + 1
     while start < end and text[start].isspace():
         start += 1
     if text.endswith("?", 0, end):
-        return start, text[start:end]
-    return 0, text
+        return start, text[start:end], LAST_SENTENCE
+    return 0, text, WHOLE_MESSAGE
 
 
 def _blank_end(text: str, end: int) -> int:

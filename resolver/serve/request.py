@@ -9,9 +9,11 @@ from dataclasses import dataclass
 
 import orjson
 
+from resolver.errors import clip
 from resolver.serve.api_errors import bad_request, invalid_json
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+SHOWN = 80                  # characters of a value sent that a refusal quotes
 
 
 @dataclass(frozen=True)
@@ -39,9 +41,12 @@ def parse_request(body: bytes) -> ChatRequest:
     model = data.get("model")
     if model is None:
         raise bad_request("you must provide a model parameter", param="model")
-    if not isinstance(model, str) or not model:
+    if not isinstance(model, str):
         raise bad_request(f"Invalid type for 'model': expected a non-empty string, but got "
                           f"{_kind(model)}.", param="model", code="invalid_type")
+    if not model:
+        raise bad_request("Invalid value for 'model': it is empty (expected a model name, "
+                          "such as gpt-4o-mini).", param="model", code="invalid_value")
     n = data.get("n")
     if n is not None:
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
@@ -75,10 +80,15 @@ def _messages(raw) -> tuple[Message, ...]:
         if not isinstance(message, dict):
             raise bad_request(f"Invalid type for '{where}': expected an object, but got "
                               f"{_kind(message)}.", param=where, code="invalid_type")
-        role = message.get("role")
+        if "role" not in message:
+            raise _missing(f"{where}.role")
+        role = message["role"]
+        if not isinstance(role, str):
+            raise bad_request(f"Invalid type for '{where}.role': expected a string, but got "
+                              f"{_kind(role)}.", param=f"{where}.role", code="invalid_type")
         if role not in ROLES:
-            raise bad_request(f"Invalid value for '{where}.role': {role!r}; supported values "
-                              f"are: {', '.join(repr(r) for r in ROLES)}.",
+            raise bad_request(f"Invalid value for '{where}.role': {_shown(role)}; supported "
+                              f"values are: {', '.join(repr(r) for r in ROLES)}.",
                               param=f"{where}.role", code="invalid_value")
         out.append(Message(role, _text(message.get("content"), f"{where}.content")))
     if not any(m.role == "user" for m in out):
@@ -101,15 +111,44 @@ def _text(content, where: str) -> str:
                           code="invalid_type")
     texts = []
     for j, part in enumerate(content):
-        here = f"{where}[{j}]"
-        kind = part.get("type") if isinstance(part, dict) else None
-        if kind != "text" or not isinstance(part.get("text"), str):
-            found = f"a part of type {kind!r}" if isinstance(part, dict) else _kind(part)
-            raise bad_request(f"Invalid content part '{here}': factres reads text only "
-                              f'({{"type": "text", "text": "..."}}), not {found}.',
-                              param=here, code="invalid_value")
-        texts.append(part["text"])
+        texts.append(_part_text(part, f"{where}[{j}]"))
     return "\n".join(texts)
+
+
+def _part_text(part, here: str) -> str:
+    """A content part's text. Each refusal names the field at fault: the part itself (not an
+    object, a type other than text), its `type` or its `text` (missing, or not a string)."""
+    if not isinstance(part, dict):
+        raise bad_request(f"Invalid type for '{here}': expected an object (a content part), "
+                          f"but got {_kind(part)}.", param=here, code="invalid_type")
+    if "type" not in part:
+        raise _missing(f"{here}.type")
+    kind = part["type"]
+    if not isinstance(kind, str):
+        raise bad_request(f"Invalid type for '{here}.type': expected a string, but got "
+                          f"{_kind(kind)}.", param=f"{here}.type", code="invalid_type")
+    if kind != "text":
+        raise bad_request(f"Invalid content part '{here}': factres reads text only "
+                          f'({{"type": "text", "text": "..."}}), not a part of type '
+                          f"{_shown(kind)}.", param=here, code="invalid_value")
+    if "text" not in part:
+        raise _missing(f"{here}.text")
+    text = part["text"]
+    if not isinstance(text, str):
+        raise bad_request(f"Invalid type for '{here}.text': expected a string, but got "
+                          f"{_kind(text)}.", param=f"{here}.text", code="invalid_type")
+    return text
+
+
+def _missing(param: str):
+    return bad_request(f"Missing required parameter: '{param}'.", param=param,
+                       code="missing_required_parameter")
+
+
+def _shown(value) -> str:
+    """A value the client sent, as a message quotes it: its repr, cut (a 100,000-character
+    role must not come back whole)."""
+    return clip(repr(value), SHOWN)
 
 
 def _kind(value) -> str:
