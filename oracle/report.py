@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from resolver import escape
-from resolver.errors import RunExistsError
 from resolver.haystack import Dataset
-from resolver.run.result_schema import TMP_PREFIX, dumps, results_root
-from resolver.run.run_folder import clean_stale, finish, reserve, write_file
+from resolver.run.result_schema import dumps, results_root
+from resolver.run.run_folder import claim_new, clean_stale, finish, reserve, write_file
 
 
 @dataclass(frozen=True)
@@ -47,16 +46,7 @@ def claim_dir(command: str, tag: str, out: str | Path | None = None,
     and must not be claimed), else the first free `<root>/oracle-<command>-<tag>[-N]`."""
     if out is not None:
         path = Path(out)
-        if path.exists():
-            raise RunExistsError(f"{path} already exists: oracle results are never overwritten; "
-                                 "choose another --out")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = reserve(path.parent, path.name)
-        if tmp is None:
-            raise RunExistsError(f"{path} is being written by another process "
-                                 f"({path.parent / (TMP_PREFIX + path.name)}/); choose another "
-                                 "--out")
-        return path, tmp
+        return path, claim_new(path, f"factres oracle {command}")
     base = results_root(root) / f"oracle-{command}-{tag}"
     base.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(base.parent)

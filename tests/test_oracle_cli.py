@@ -32,8 +32,8 @@ def test_ceiling_writes_json_and_markdown_and_never_overwrites(tmp_path):
     again = runner.invoke(main, ["oracle", "ceiling", "--data", str(data), "--out", str(out)],
                           catch_exceptions=False)
     assert again.exit_code == 1
-    assert again.output == (f"Error: {out} already exists: oracle results are never "
-                            "overwritten; choose another --out\n")
+    assert again.output == (f"Error: {out} exists: factres oracle ceiling writes a new folder "
+                            "and never overwrites; choose another --out\n")
 
 
 def test_default_folders_take_the_next_suffix(tmp_path):

@@ -233,11 +233,10 @@ def inside(folder: Path, name: str) -> Path:
     return path
 
 
-def write_new_folder(final: Path, files: dict[str, bytes | str], command: str) -> list[Path]:
-    """A folder that must be new (`factres compare --out`, `factres export`), holding `files`
-    (relative path -> content): claimed and written like a run folder (`reserve`, then every
-    file, then `finish`), so nothing is ever overwritten and an interrupted write leaves no
-    folder that passes for a whole one. `command` names the command in the refusal."""
+def claim_new(final: Path, command: str) -> Path:
+    """Claim `final`, a folder that must be new (`--out` of `factres compare`, `export` and the
+    oracle commands): the claimed temporary folder to write into, then `finish`. Refused when
+    `final` exists or another process claimed it; `command` names the command in the refusal."""
     if final.exists():
         raise RunExistsError(f"{final} exists: {command} writes a new folder and never "
                              "overwrites; choose another --out")
@@ -247,6 +246,15 @@ def write_new_folder(final: Path, files: dict[str, bytes | str], command: str) -
         raise RunExistsError(f"{final} is being written by another process (or an "
                              f"interrupted one left {final.parent / (TMP_PREFIX + final.name)})"
                              "; choose another --out")
+    return tmp
+
+
+def write_new_folder(final: Path, files: dict[str, bytes | str], command: str) -> list[Path]:
+    """A folder that must be new (`factres compare --out`, `factres export`), holding `files`
+    (relative path -> content): claimed and written like a run folder (`claim_new`, then every
+    file, then `finish`), so nothing is ever overwritten and an interrupted write leaves no
+    folder that passes for a whole one. `command` names the command in the refusal."""
+    tmp = claim_new(final, command)
     try:
         for name, data in files.items():
             path = inside(tmp, name)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from resolver.plan.plans import Plan
+from resolver.text.frozen import Frozen
 
 
 _set = object.__setattr__
@@ -14,7 +15,7 @@ _HOP_FIELDS = ("subject", "relation", "object", "serial", "line", "text", "versi
                "passed_over", "status")
 
 
-class Hop:
+class Hop(Frozen):
     """One fact followed. Immutable; equal when every field is equal (as a frozen dataclass).
 
     Fields:
@@ -36,6 +37,7 @@ class Hop:
     memory that grows with the square of a key's version count."""
     __slots__ = ("subject", "relation", "object", "serial", "line", "text", "version",
                  "reverse", "_passed", "status")
+    _FIELDS = _HOP_FIELDS
 
     def __init__(self, subject: str, relation: str, object: str, serial: int, line: int,
                  text: str, version: int = 0, reverse: bool = False,
@@ -61,30 +63,6 @@ class Hop:
             passed = passed()
             _set(self, "_passed", passed)
         return passed
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}: a Hop is immutable")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}: a Hop is immutable")
-
-    def _fields(self) -> tuple:
-        return tuple(getattr(self, name) for name in _HOP_FIELDS)
-
-    def __eq__(self, other):
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return "Hop(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in _HOP_FIELDS) + ")"
-
-    def __reduce__(self):
-        # Pickled (and copied) with its fields, passed_over made: it cannot be set afterwards.
-        return (Hop, self._fields())
 
     def to_json(self) -> dict:
         return {"subject": self.subject, "relation": self.relation, "object": self.object,

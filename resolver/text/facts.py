@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from resolver.errors import InputError
 from resolver.text import grammar
+from resolver.text.frozen import Frozen
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -156,7 +157,7 @@ _set = object.__setattr__
 _FACT_FIELDS = ("serial", "subject", "relation", "object", "line", "text")
 
 
-class Fact:
+class Fact(Frozen):
     """One fact line, read. Immutable; equal when every field is equal (as a frozen dataclass).
 
     Fields:
@@ -171,7 +172,7 @@ class Fact:
     its serial (one fact per line): a store of a million facts keeps one text and one array,
     not a million line strings and numbers besides it."""
     __slots__ = ("subject", "relation", "object", "line", "_source")
-    __match_args__ = _FACT_FIELDS
+    __match_args__ = _FIELDS = _FACT_FIELDS
 
     def __init__(self, serial: int, subject: str, relation: str, object: str, line: int,
                  text: str | Lines) -> None:
@@ -204,29 +205,8 @@ class Fact:
             return source[1]
         return source[self.line - 1]
 
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}: a Fact is immutable")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r}: a Fact is immutable")
-
     def _fields(self) -> tuple:
         return (self.serial, self.subject, self.relation, self.object, self.line, self.text)
-
-    def __eq__(self, other):
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return "Fact(" + ", ".join(f"{n}={v!r}" for n, v in zip(_FACT_FIELDS,
-                                                               self._fields())) + ")"
-
-    def __reduce__(self):
-        return (Fact, self._fields())
 
 
 @dataclass(frozen=True, slots=True)
