@@ -1,7 +1,7 @@
 """Checks the blind confidence set in tests/data/blind_conf/.
 
-Self-contained on purpose: it parses the FactConsolidation contexts with its own regexes
-built from the MQuAKE cloze templates, and it imports neither `resolver` nor `oracle`
+Self-contained on purpose: it parses the FactConsolidation contexts with the blind sets' own
+regexes built from the MQuAKE cloze templates (tests/blind_context.py), and it imports neither `resolver` nor `oracle`
 (it only reads their bundled data files). Stdlib + pytest.
 
 What it checks:
@@ -21,69 +21,20 @@ from __future__ import annotations
 
 import functools
 import json
-import re
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from blind_context import context, context_path
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "blind_conf"
-FC = ROOT / "resolver" / "data" / "fc"
-TEMPLATES = ROOT / "resolver" / "data" / "mquake" / "cloze_templates.json"
 SIZES = ("32k", "64k", "262k")
-HEADER = "Here is a list of facts:"
-LINE_RE = re.compile(r"^(\d+)\. (.+)$")
 OFFICE_PREFIX = "P1308:"  # officeholder line "The <role> <entity> is X." as a hop from <entity>
 N_SH, N_MH, N_UN = 20, 35, 20
 HOP_KEYS = {"subject", "relation", "relation_sentence", "serial", "object",
             "several_versions", "version_serials"}
-
-
-@functools.lru_cache(maxsize=None)
-def _patterns():
-    """(relation id, compiled regex), the most specific template (most literal text) first."""
-    templates = json.loads(TEMPLATES.read_text(encoding="utf-8"))
-    pats = []
-    for order, (rid, cloze) in enumerate(templates.items()):
-        before, after = cloze.split("[X]")
-        assert after.endswith(" __"), cloze
-        middle = after[: -len(" __")]
-        rx = re.compile("^" + re.escape(before) + "(.+?)" + re.escape(middle) + r" (.+)\.$")
-        rid = "P131" if rid == "P276" else rid  # same template text
-        pats.append((-(len(before) + len(middle)), order, rid, rx))
-    pats.sort(key=lambda p: (p[0], p[1]))
-    return [(rid, rx) for _, _, rid, rx in pats]
-
-
-def _parse_fact(body: str):
-    for rid, rx in _patterns():
-        m = rx.match(body)
-        if m:
-            return rid, m.group(1), m.group(2)
-    return None
-
-
-@functools.lru_cache(maxsize=None)
-def _context(size: str):
-    """(text, {serial: line}, {serial: (rel, subj, obj)}, {(subj, rel): [serials, oldest first]})."""
-    text = (FC / f"factconsolidation_{size}_context.txt").read_text(encoding="utf-8")
-    lines = text.split("\n")
-    assert lines[0] == HEADER
-    by_serial, facts, versions = {}, {}, defaultdict(list)
-    for line in lines[1:]:
-        if not line:
-            continue
-        m = LINE_RE.match(line)
-        assert m, line
-        serial = int(m.group(1))
-        parsed = _parse_fact(m.group(2))
-        assert parsed is not None, f"no template fits: {line}"
-        by_serial[serial] = line
-        facts[serial] = parsed
-        versions[(parsed[1], parsed[0])].append(serial)
-    assert sorted(by_serial) == list(range(len(by_serial))), "fact numbers must run without gaps"
-    return text, by_serial, facts, {k: sorted(v) for k, v in versions.items()}
 
 
 @functools.lru_cache(maxsize=None)
@@ -111,7 +62,7 @@ def _chains_by_qid():
 
 def _check_hops(qid: str, size: str, hops: list) -> str | None:
     """Re-derives answerable hops from the context; returns the last object (or None)."""
-    _, by_serial, facts, versions = _context(size)
+    _, by_serial, facts, versions = context(size)
     prev_obj = None
     for i, h in enumerate(hops):
         where = f"{qid} hop {i}"
@@ -141,10 +92,10 @@ def _check_hops(qid: str, size: str, hops: list) -> str | None:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_answerable_file_shape_and_context(size):
+def test_answerable_file_shape_andcontext(size):
     doc = _answerable(size)
     assert set(doc) == {"data"} and len(doc["data"]) == 2
-    raw = (FC / f"factconsolidation_{size}_context.txt").read_bytes()
+    raw = (context_path(size)).read_bytes()
     for row, kind, n in zip(doc["data"], ("sh", "mh"), (N_SH, N_MH)):
         assert set(row) == {"context", "questions", "answers", "metadata"}
         assert row["context"].encode("utf-8") == raw, "context must be byte-identical to the .txt"
@@ -159,12 +110,12 @@ def test_answerable_file_shape_and_context(size):
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_unanswerable_file_shape_and_context(size):
+def test_unanswerable_file_shape_andcontext(size):
     doc = _unanswerable(size)
     assert set(doc) == {"data"} and len(doc["data"]) == 1
     row = doc["data"][0]
     assert set(row) == {"context", "questions", "metadata"}, "no answers key"
-    raw = (FC / f"factconsolidation_{size}_context.txt").read_bytes()
+    raw = (context_path(size)).read_bytes()
     assert row["context"].encode("utf-8") == raw
     src = f"blind_conf_un_{size}"
     ids = [f"{src}_no{i}" for i in range(N_UN)]
@@ -232,7 +183,7 @@ def test_counts_and_composition():
 
 def _has_relations(size: str, name: str) -> bool:
     """True when some line has `name` as its subject (or is an officeholder line of it)."""
-    _, _, facts, _ = _context(size)
+    _, _, facts, _ = context(size)
     return any(su == name or (rel == "P1308" and su.endswith(" " + name))
                for rel, su, _ in facts.values())
 
@@ -241,7 +192,7 @@ def _has_relations(size: str, name: str) -> bool:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_answerable_chains_resolve_latest_in_context(size):
+def test_answerable_chains_resolve_latest_incontext(size):
     for c in _chains():
         if c["size"] != size or c["kind"] == "unanswerable":
             continue
@@ -256,7 +207,7 @@ def test_answerable_chains_resolve_latest_in_context(size):
 
 @pytest.mark.parametrize("size", SIZES)
 def test_unanswerable_why_is_consistent(size):
-    text, _, facts, _ = _context(size)
+    text, _, facts, _ = context(size)
     for c in _chains():
         if c["size"] != size or c["kind"] != "unanswerable":
             continue

@@ -1,18 +1,19 @@
 """Checks the blind multi-hop evaluation set in tests/data/blind_mh/.
 
-Self-contained on purpose: it re-parses the FactConsolidation contexts with its own
-regexes built from the MQuAKE cloze templates and does not import the project's
-`resolver` or `oracle` packages (it only reads their bundled data files).
+Self-contained on purpose: it re-parses the FactConsolidation contexts with the blind sets'
+own regexes built from the MQuAKE cloze templates (tests/blind_context.py) and does not import
+the project's `resolver` or `oracle` packages (it only reads their bundled data files).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
+
+from blind_context import context, context_path
 
 try:
     import orjson
@@ -29,57 +30,8 @@ except ImportError:  # pragma: no cover - stdlib fallback
 
 ROOT = Path(__file__).resolve().parent.parent
 BLIND = ROOT / "tests" / "data" / "blind_mh"
-FC = ROOT / "resolver" / "data" / "fc"
-TEMPLATES = ROOT / "resolver" / "data" / "mquake" / "cloze_templates.json"
 SIZES = ("64k", "262k")
-HEADER = "Here is a list of facts:"
-LINE_RE = re.compile(r"^(\d+)\. (.+)$")
 OFFICE_PREFIX = "P1308:"  # officeholder line "The <role> <entity> is X." split as (entity, role)
-
-
-@functools.lru_cache(maxsize=None)
-def _patterns():
-    """(literal length, relation id, compiled regex), most specific template first."""
-    templates = _loads(TEMPLATES.read_bytes())
-    pats = []
-    for order, (rid, cloze) in enumerate(templates.items()):
-        before, after = cloze.split("[X]")
-        assert after.endswith(" __"), cloze
-        middle = after[: -len(" __")]
-        rx = re.compile("^" + re.escape(before) + "(.+?)" + re.escape(middle) + r" (.+)\.$")
-        pats.append((-(len(before) + len(middle)), order, "P131" if rid == "P276" else rid, rx))
-    pats.sort(key=lambda p: (p[0], p[1]))
-    return [(rid, rx) for _, _, rid, rx in pats]
-
-
-def _parse_fact(body: str):
-    for rid, rx in _patterns():
-        m = rx.match(body)
-        if m:
-            return rid, m.group(1), m.group(2)
-    return None
-
-
-@functools.lru_cache(maxsize=None)
-def _context(size: str):
-    """Returns (text, {serial: line}, {serial: (rel, subj, obj)}, {(subj, rel): [serials]})."""
-    text = (FC / f"factconsolidation_{size}_context.txt").read_text(encoding="utf-8")
-    lines = text.split("\n")
-    assert lines[0] == HEADER
-    by_serial, facts, versions = {}, {}, defaultdict(list)
-    for line in lines[1:]:
-        if not line:
-            continue
-        m = LINE_RE.match(line)
-        assert m, line
-        serial = int(m.group(1))
-        parsed = _parse_fact(m.group(2))
-        assert parsed is not None, f"no template fits: {line}"
-        by_serial[serial] = line
-        facts[serial] = parsed
-        versions[(parsed[1], parsed[0])].append(serial)
-    assert sorted(by_serial) == list(range(len(by_serial))), "fact numbers must run without gaps"
-    return text, by_serial, facts, {k: sorted(v) for k, v in versions.items()}
 
 
 @functools.lru_cache(maxsize=None)
@@ -103,10 +55,10 @@ def _size_of(qid: str) -> str:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_row_shape_and_context(size):
+def test_row_shape_andcontext(size):
     row = _row(size)
     assert set(row) == {"context", "questions", "answers", "metadata"}
-    raw = (FC / f"factconsolidation_{size}_context.txt").read_bytes()
+    raw = (context_path(size)).read_bytes()
     assert row["context"].encode("utf-8") == raw, "context must be byte-identical to the .txt"
     src = f"blind_mh_{size}"
     assert row["metadata"]["source"] == src
@@ -150,12 +102,12 @@ def test_total_count_and_hops():
     assert all(counts[n] > 0 for n in counts), counts
 
 
-def test_hops_resolve_latest_in_context():
+def test_hops_resolve_latest_incontext():
     hop_keys = {"subject", "relation", "relation_sentence", "serial", "object",
                 "several_versions", "version_serials"}
     for c in _chains():
         qid = c["qid"]
-        _, by_serial, facts, versions = _context(_size_of(qid))
+        _, by_serial, facts, versions = context(_size_of(qid))
         hops = c["hops"]
         assert hops[0]["subject"] in c["question"], f"{qid}: base entity not in question"
         prev_obj = None
@@ -185,5 +137,5 @@ def test_hops_resolve_latest_in_context():
 
 def test_contexts_fully_parsed():
     for size in SIZES:
-        text, by_serial, facts, _ = _context(size)
+        text, by_serial, facts, _ = context(size)
         assert len(by_serial) == len(facts) == text.count("\n") - 1
