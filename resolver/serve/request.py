@@ -42,8 +42,7 @@ def parse_request(body: bytes) -> ChatRequest:
     if model is None:
         raise bad_request("you must provide a model parameter", param="model")
     if not isinstance(model, str):
-        raise bad_request(f"Invalid type for 'model': expected a non-empty string, but got "
-                          f"{_kind(model)}.", param="model", code="invalid_type")
+        raise _invalid_type("model", "a non-empty string", model)
     if not model:
         raise bad_request("Invalid value for 'model': it is empty (expected a model name, "
                           "such as gpt-4o-mini).", param="model", code="invalid_value")
@@ -57,12 +56,10 @@ def parse_request(body: bytes) -> ChatRequest:
                               "question (n must be 1).", param="n", code="unsupported_value")
     stream = data.get("stream")
     if stream is not None and not isinstance(stream, bool):
-        raise bad_request(f"Invalid type for 'stream': expected a boolean, but got "
-                          f"{_kind(stream)}.", param="stream", code="invalid_type")
+        raise _invalid_type("stream", "a boolean", stream)
     options = data.get("stream_options")
     if options is not None and not isinstance(options, dict):
-        raise bad_request(f"Invalid type for 'stream_options': expected an object, but got "
-                          f"{_kind(options)}.", param="stream_options", code="invalid_type")
+        raise _invalid_type("stream_options", "an object", options)
     usage = (options or {}).get("include_usage")
     return ChatRequest(model, _messages(data.get("messages")), bool(stream), usage is True)
 
@@ -72,20 +69,17 @@ def _messages(raw) -> tuple[Message, ...]:
         raise bad_request("Missing required parameter: 'messages'.", param="messages",
                           code="missing_required_parameter")
     if not isinstance(raw, list):
-        raise bad_request(f"Invalid type for 'messages': expected an array, but got "
-                          f"{_kind(raw)}.", param="messages", code="invalid_type")
+        raise _invalid_type("messages", "an array", raw)
     out = []
     for i, message in enumerate(raw):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
-            raise bad_request(f"Invalid type for '{where}': expected an object, but got "
-                              f"{_kind(message)}.", param=where, code="invalid_type")
+            raise _invalid_type(where, "an object", message)
         if "role" not in message:
             raise _missing(f"{where}.role")
         role = message["role"]
         if not isinstance(role, str):
-            raise bad_request(f"Invalid type for '{where}.role': expected a string, but got "
-                              f"{_kind(role)}.", param=f"{where}.role", code="invalid_type")
+            raise _invalid_type(f"{where}.role", "a string", role)
         if role not in ROLES:
             raise bad_request(f"Invalid value for '{where}.role': {_shown(role)}; supported "
                               f"values are: {', '.join(repr(r) for r in ROLES)}.",
@@ -106,9 +100,7 @@ def _text(content, where: str) -> str:
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
-        raise bad_request(f"Invalid type for '{where}': expected a string or an array of "
-                          f"content parts, but got {_kind(content)}.", param=where,
-                          code="invalid_type")
+        raise _invalid_type(where, "a string or an array of content parts", content)
     texts = []
     for j, part in enumerate(content):
         texts.append(_part_text(part, f"{where}[{j}]"))
@@ -119,14 +111,12 @@ def _part_text(part, here: str) -> str:
     """A content part's text. Each refusal names the field at fault: the part itself (not an
     object, a type other than text), its `type` or its `text` (missing, or not a string)."""
     if not isinstance(part, dict):
-        raise bad_request(f"Invalid type for '{here}': expected an object (a content part), "
-                          f"but got {_kind(part)}.", param=here, code="invalid_type")
+        raise _invalid_type(here, "an object (a content part)", part)
     if "type" not in part:
         raise _missing(f"{here}.type")
     kind = part["type"]
     if not isinstance(kind, str):
-        raise bad_request(f"Invalid type for '{here}.type': expected a string, but got "
-                          f"{_kind(kind)}.", param=f"{here}.type", code="invalid_type")
+        raise _invalid_type(f"{here}.type", "a string", kind)
     if kind != "text":
         raise bad_request(f"Invalid content part '{here}': factres reads text only "
                           f'({{"type": "text", "text": "..."}}), not a part of type '
@@ -135,14 +125,19 @@ def _part_text(part, here: str) -> str:
         raise _missing(f"{here}.text")
     text = part["text"]
     if not isinstance(text, str):
-        raise bad_request(f"Invalid type for '{here}.text': expected a string, but got "
-                          f"{_kind(text)}.", param=f"{here}.text", code="invalid_type")
+        raise _invalid_type(f"{here}.text", "a string", text)
     return text
 
 
 def _missing(param: str):
     return bad_request(f"Missing required parameter: '{param}'.", param=param,
                        code="missing_required_parameter")
+
+
+def _invalid_type(param: str, expected: str, value):
+    """OpenAI's refusal of a field of the wrong JSON type, naming the field and both types."""
+    return bad_request(f"Invalid type for '{param}': expected {expected}, but got "
+                       f"{_kind(value)}.", param=param, code="invalid_type")
 
 
 def _shown(value) -> str:
