@@ -81,7 +81,11 @@ def repeated_key(text: str | bytes) -> tuple[str, str] | None:
 
 
 def _refuse_repeated(text: str | bytes, path: str | None, line: int | None) -> None:
-    found = repeated_key(text)
+    _refuse_found(repeated_key(text), path, line)
+
+
+def _refuse_found(found: tuple[str, str] | None, path: str | None, line: int | None) -> None:
+    """Refuse a key given twice (`found`: where, key), naming the object that holds it."""
     if found is not None:
         where, key = found
         inside = f"in {where}" if where else "in the top-level object"
@@ -119,12 +123,7 @@ def loads(data: str | bytes, *, path: str | None = None, line: int | None = None
             raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path,
                              line=line if line is not None else exc.lineno,
                              expected=what) from None
-        found = _find(value)
-        if found is not None:
-            where, key = found
-            inside = f"in {where}" if where else "in the top-level object"
-            raise InputError(f"key {key!r} given twice {inside}", path=path, line=line,
-                             expected=EXPECTED_ONCE)
+        _refuse_found(_find(value), path, line)
         raw = text.encode("utf-8", "surrogatepass")
         if _SURROGATE.search(raw) and not _no_lone_surrogates(value):
             raise InputError("a string holds a lone UTF-16 surrogate escape", path=path,
