@@ -584,7 +584,7 @@ def test_weak_explain_names_hops_that_are_no_facts_and_an_edited_em_is_refused(r
     assert e["em"] == 0 and e["em_in_file"] == 0
     text = render([e])
     (hop,) = e["not_in_store"]                  # the edited hop, and only it
-    assert hop == "Alpha -citizenship#2-> Yland (line 4)"
+    assert hop == "Alpha -citizenship#2-> Yland (line 4, version 0)"
     assert ("warning: 1 hop(s) of the run's trace are no fact of the store (an edited "
             "traces.jsonl?)") in " ".join(text.split())
 
