@@ -531,7 +531,8 @@ def test_c57_the_explain_command_misses_suggests_pastes_into_a_shell(tmp_path):
     # bash reads the words back as the ids, byte for byte
     words = subprocess.run(["bash", "-c", "printf '%s\\0' " + command.removeprefix(
         "factres explain ")], capture_output=True, check=True).stdout.split(b"\0")[:-1]
-    assert [w.decode() for w in words] == ["hostile"] + missed
+    # the run by its folder's path: its name is no run of the results folder (verification V12)
+    assert [w.decode() for w in words] == [str(run.resolve())] + missed
 
 
 # ---- C31: export writes inside --out, never over a file ---------------------------------------
