@@ -13,11 +13,14 @@ its winning path ends. So, for each file:
 - metrics.json: each source once; per source `n`, the EM mean and the share answered are those
   of the rows (6 decimals, as metrics.json keeps them); the pooled rows are the ones `scoring`
   writes, from the per-source rows as it computes them (the mean over sizes); every share in
-  [0, 1]; stale counts in 0 <= stale <= eligible <= n with the rate their quotient (an imported
-  run's counts are recounted from its rows' `stale`). The bootstrap interval is bounded, not
-  recomputed: it must lie in [0, 1] and hold the EM. Recomputing it would need numpy, which
-  `factres table` does not load, and numpy does not promise its random streams across
-  versions, so an exact check could refuse an honest run after an upgrade.
+  [0, 1]; stale counts in 0 <= stale <= eligible <= n, stale at most the wrong answers given,
+  with the rate their quotient (an imported run's counts are recounted from its rows' `stale`;
+  a resolver run's need the store and the rule compiler, which `factres table` does not load).
+  The bootstrap interval is bounded, not recomputed: it must lie in [0, 1], hold the EM and
+  reach no further from it than MAX_HALF_WIDTH standard errors (the EM itself when every
+  answer is right or every one wrong). Recomputing it would need numpy, which `factres table`
+  and `tables` do not load (tests/test_startup.py), and numpy does not promise its random
+  streams across versions, so an exact check could refuse an honest run after an upgrade.
 - meta.json of an imported run: `missing` (rows without a record), `empty` (records with an
   empty prediction), `gold_disagreements` (records whose own gold differs from the rows') and
   their counts are those of its rows.
@@ -179,8 +182,9 @@ def check_metrics(path: Path, kind: str, metrics: dict, rows: list[dict]) -> Non
         kind_, size = _source_parts(source)
         want = {"label": source, "kind": kind_, "size": size, "sizes": [size]}
         want.update(_figures(file, cell, kind_, scored, kind == IMPORTED_KIND, row))
-        _compare(file, row, want)
-        derived[source] = (kind_, size, want, row)
+        se = _se(cell["em"]) if scored and cell["em"] else None
+        _compare(file, row, want, se)
+        derived[source] = (kind_, size, dict(want, se=se), row)
     _check_pooled(file, derived, pooled, scored, KIND_ORDER, size_order)
 
 
@@ -205,6 +209,13 @@ def _figures(file: Path, cell: dict, kind: str, scored: bool, imported: bool,
             raise _edited(file, f"{row['where']} ({row['source']}): stale {shown(stale)} of "
                           f"stale_eligible {shown(eligible)} with n {n}",
                           "0 <= stale <= stale_eligible <= n")
+        # a stale answer is a wrong one that was given (verification V01)
+        wrong = sum(1 for em, answered in zip(cell["em"], cell["answered"])
+                    if em == 0 and answered)
+        if stale > wrong:
+            raise _edited(file, f"{row['where']} ({row['source']}): stale {stale}, but only "
+                          f"{wrong} of its answered questions are wrong",
+                          "stale <= the wrong answers given")
     want.update(stale=stale, stale_eligible=eligible,
                 stale_rate=stale / eligible if eligible else None)
     return want
@@ -215,22 +226,37 @@ def _same(have: Any, want: Any) -> bool:
     return abs(have - want) <= TOLERANCE if numbers else have == want
 
 
-def _compare(file: Path, row: dict, want: dict) -> None:
-    """Each field of `want` against the row's; then the interval against the EM."""
+def _compare(file: Path, row: dict, want: dict, se: float | None = None) -> None:
+    """Each field of `want` against the row's; then the interval against the EM (and its
+    standard error `se`, when scored)."""
     for name, value in want.items():
         have = row.get(name)
         if not _same(have, value):
             raise _edited(file, f"{row['where']} ({row['source']}): field {name!r} is "
                           f"{shown(have)}, but the predictions give {shown(_round(value))}",
                           f"{name} as the rows of predictions.jsonl give it")
-    _check_interval(file, row)
+    _check_interval(file, row, se)
+
+
+def _se(values: list) -> float:
+    """The standard error of the mean of 0/1 outcomes."""
+    p = sum(values) / len(values)
+    return math.sqrt(p * (1 - p) / len(values))
+
+
+# How far from the EM a bootstrap percentile interval can reach, in standard errors: the 95%
+# intervals of the committed runs reach 3.1 at most; beyond 8, 25 of 1000 resampled means would
+# all have to fall where one falls with a chance below 1e-15. A bound, not a recomputation
+# (module docstring): it catches an interval widened by hand, and a degenerate one (every answer
+# right, or every one wrong) must be the EM itself.
+MAX_HALF_WIDTH = 8.0
 
 
 def _round(value: Any) -> Any:
     return round(value, 6) if isinstance(value, float) else value
 
 
-def _check_interval(file: Path, row: dict) -> None:
+def _check_interval(file: Path, row: dict, se: float | None = None) -> None:
     ci, em = row["ci"], row["em"]
     if em is None:
         if ci is not None:
@@ -245,6 +271,12 @@ def _check_interval(file: Path, row: dict) -> None:
         raise _edited(file, f"{row['where']} ({row['source']}): field 'ci' is {shown(ci)} "
                       f"for em {em}", "a 95% interval [low, high] with 0 <= low <= em <= high "
                       "<= 1")
+    if se is not None and max(em - ci[0], ci[1] - em) > MAX_HALF_WIDTH * se + TOLERANCE:
+        raise _edited(file, f"{row['where']} ({row['source']}): field 'ci' is {shown(ci)} "
+                      f"for em {em}, reaching {max(em - ci[0], ci[1] - em):.6f} from it with a "
+                      f"standard error of {se:.6f}", "a bootstrap interval: within "
+                      f"{MAX_HALF_WIDTH:g} standard errors of the em (the em itself when every "
+                      "answer is right, or every one wrong)")
 
 
 def _check_pooled(file: Path, derived: dict, pooled: dict, scored: bool, kind_order,
@@ -276,7 +308,11 @@ def _check_pooled(file: Path, derived: dict, pooled: dict, scored: bool, kind_or
                 "stale": sum(d[2]["stale"] for d in sh) if counted else None,
                 "stale_eligible": sum(d[2]["stale_eligible"] for d in sh) if counted else None,
                 "stale_rate": _mean(rates) if counted and rates else None}
-        _compare(file, pooled[label], want)
+        # the pooled interval averages the sources' resampled means, size by size
+        ses = [d[2]["se"] for d in (derived[s] for s in group)]
+        se = (math.sqrt(sum(x * x for x in ses)) / len(ses)
+              if scored and all(x is not None for x in ses) else None)
+        _compare(file, pooled[label], want, se)
 
 
 # ---- meta.json of an imported run -----------------------------------------------------------
