@@ -17,12 +17,17 @@ What it checks, each failure one `InputError` naming the file, the line (JSONL) 
   factres's) is a `ForeignFolderError`.
 - Consistency: meta.json, metrics.json and predictions.jsonl agree (run id, split, question
   count and answered count of meta.json `counts`, the questions per source of the metrics rows,
-  scored or not); question ids are unique; traces.jsonl (when asked for) has one row per
-  question, in the same order, with the same question and answer; an imported run's is empty.
+  scored or not); question ids are unique; traces.jsonl, read whenever the run has one (a run
+  without one reads, with a note), has one row per question, in the same order, with the same
+  question and answer; an imported run's is empty.
 - Derived values (`derived`): nothing a file computes from its rows is believed before it is
   recomputed or bounded: each row's em, metrics.json's rows, an imported run's missing and
-  empty questions, a trace's answer against its winning path, the rows' gold against the data's
-  (in `load_data`), the figures of nbest.json and ceiling.json.
+  empty questions, a trace's answer against its winning path, the figures of nbest.json and
+  ceiling.json.
+- The data: every question of the run is in the data meta.json names (found by `locate_data`),
+  with the same text and the same gold; only the rows' questions and answers are read (no
+  context is parsed), once per file within a process. Data that cannot be found is said in a
+  note (`RunFolder.notes`), and then not compared.
 - Data: `load_data` re-reads the files meta.json names and checks each against its recorded
   sha256; a file changed in place is refused naming both hashes unless a copy with the
   recorded sha256 is found where `locate_data` looks (a relative path from the working folder
