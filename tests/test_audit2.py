@@ -612,6 +612,8 @@ def test_6_names_cannot_break_the_figures(tmp_path):
     (folder / "nbest.json").write_bytes(orjson.dumps(nbest))
     second = tmp_path / "oracle-nbest-y"
     shutil.copytree(folder, second)           # two runs: the legend names them
+    nbest["run"] = "run two $\\alsoundefined{$"     # (a copy of one folder is refused)
+    (second / "nbest.json").write_bytes(orjson.dumps(nbest))
     result = invoke("tables", folder, second, "--out", tmp_path / "t", "--plot", "--table",
                     "mab-nbest")
     assert result.exit_code == 0, result.output
