@@ -16,7 +16,9 @@ right ones, the precision (share right), the coverage (share of the judged quest
 above the label) and the precision at or above it (what `--abstain-below` that label keeps).
 Runs are named by their folders (a copy keeps meta.json's run id). The pool adds up the runs'
 questions, so it is made only when no question is in two of the runs (two systems over the same
-questions would count each twice): otherwise the report says so and pools nothing. A run made
+questions would count each twice): a question is the same by its id, or by its content (its
+text over the same context: the same rows under other ids or source names); otherwise the
+report says so and pools nothing. A run made
 with `--split test` is calibrated only on its unanswerable rows: the gold of a test run's other
 questions is never read (the protocol's blind set), and such a run is refused.
 Gold is read here and only here, after the runs are made."""
@@ -123,12 +125,20 @@ def calibration_report(runs: list[RunFolder]) -> dict:
     for run in runs:
         records = judge(run)
         everything += records
+        dataset, _ = run.load_data()          # read by judge already
+        questions = {q.qid: q for q in dataset.questions}
         for r in records:
-            if r["qid"] in owner:
-                pair = (owner[r["qid"]], run.name)
+            # one question by its id, or by its content (its text over the same context): two
+            # systems over the same rows under other ids are the same questions (verification
+            # V13)
+            q = questions[r["qid"]]
+            keys = (("id", r["qid"]), ("content", q.text, q.context_sha256))
+            first = next((owner[k] for k in keys if k in owner), None)
+            if first is not None and first != run.name:
+                pair = (first, run.name)
                 shared[pair] = shared.get(pair, 0) + 1
-            else:
-                owner[r["qid"]] = run.name
+            for k in keys:
+                owner.setdefault(k, run.name)
         sources = sorted({r["source"] for r in records})
         mine = [r for r in records if r["abstained"]]
         per_run.append({
@@ -186,8 +196,8 @@ def notes(report: dict) -> list[tuple[str, ...]]:
     for item in report["not_pooled"]:
         a, b = item["runs"]
         out.append(("Not pooled: runs ", a, " and ", b, f" share {item['shared_questions']} "
-                    "question(s), which a pool would count twice (two systems over the same "
-                    "questions)."))
+                    "question(s) (the same id, or the same question over the same context), "
+                    "which a pool would count twice (two systems over the same questions)."))
     return out
 
 

@@ -145,7 +145,7 @@ def misses_command(run, out, results_dir) -> None:
     Example: factres oracle misses dev-6k-search-nbest-2
     """
     from .misses import analyse
-    _report(analyse(_run_folder(run, results_dir)), out, results_dir)
+    _report(analyse(_run_folder(run, results_dir), results_dir), out, results_dir)
 
 
 @oracle.command("nbest")
@@ -159,7 +159,7 @@ def nbest_command(run, out, results_dir) -> None:
     Example: factres oracle nbest dev-6k-search-nbest-2
     """
     from .nbest import analyse
-    _report(analyse(_run_folder(run, results_dir)), out, results_dir)
+    _report(analyse(_run_folder(run, results_dir), results_dir), out, results_dir)
 
 
 @oracle.command("calibration")

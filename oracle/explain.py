@@ -96,13 +96,15 @@ def _explain_one(run_name, kind, meta, row, trace, question, dataset: Dataset, g
 
 
 def _in_store(hop: dict, store) -> bool:
-    """Whether a trace hop is a fact of the store: the version it names (serial, line, text),
-    with its subject and object (a reverse hop runs from the fact's object to its subject)."""
+    """Whether a trace hop is a fact of the store: the version it names (serial, line, text,
+    and its place in the key's history), with its subject and object (a reverse hop runs from the fact's object to its subject)."""
     subject, obj = (hop["object"], hop["subject"]) if hop["reverse"] else \
         (hop["subject"], hop["object"])
+    versions = store.versions(subject, hop["relation"])
+    # version k is the k-th before the key's latest (audit V05: the store's history says which)
     return any(f.serial == hop["serial"] and f.line == hop["line"] and f.text == hop["text"]
-               and norm(f.object) == norm(obj)
-               for f in store.versions(subject, hop["relation"]))
+               and norm(f.object) == norm(obj) and hop["version"] == len(versions) - 1 - i
+               for i, f in enumerate(versions))
 
 
 def _hops_not_in_store(trace: dict, store) -> list[str]:
@@ -112,7 +114,7 @@ def _hops_not_in_store(trace: dict, store) -> list[str]:
         for h in c["hops"]:
             if not _in_store(h, store):
                 out.append(f"{h['subject']} -{h['relation']}#{h['serial']}-> {h['object']} "
-                           f"(line {h['line']})")
+                           f"(line {h['line']}, version {h['version']})")
     return list(dict.fromkeys(out))
 
 

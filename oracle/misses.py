@@ -31,9 +31,10 @@ Answers are matched as the harness scores them (`scoring.harness_score`).
 """
 from __future__ import annotations
 
+from resolver.errors import InputError
 from resolver.plan.plans import Plan, step_relations
 from resolver.run.derived import abstained
-from resolver.run.reader import RunFolder, candidate_of, read_run, resolver_answer
+from resolver.run.reader import RunFolder, candidate_of, locate, read_run, resolver_answer
 from resolver.run.result_schema import IMPORTED_KIND
 from resolver.run.scoring import harness_score
 from resolver.text.relations import inventory
@@ -216,7 +217,10 @@ def misses_report(run: RunFolder, question_paths: list[QuestionPaths] | None = N
 
 
 def misses_markdown(run_id: str, summary: dict, rows: list[dict],
-                    buckets: tuple[str, ...] = BUCKETS, level: str | None = None) -> str:
+                    buckets: tuple[str, ...] = BUCKETS, level: str | None = None,
+                    run_ref: str | None = None) -> str:
+    """The Markdown report; `run_ref` is how the suggested `factres explain` names the run (a
+    folder path when the run is not found by its name; default `run_id`)."""
     from resolver import escape
 
     from .report import md_table
@@ -242,7 +246,7 @@ def misses_markdown(run_id: str, summary: dict, rows: list[dict],
                               "; ".join(r["gold"]), r["detail"]] for r in rows]))
         # a command to paste into a shell: each argument quoted for it (escape.shell), in a
         # code span that a backtick of an id cannot end
-        words = [run_id] + [r["qid"] for r in rows]
+        words = [run_ref or run_id] + [r["qid"] for r in rows]
         command = " ".join(["factres", "explain"] + [escape.shell(w) for w in words])
         span = f"`` {command} ``" if "`" in command else f"`{command}`"
         out.append(f"\nWhy each got its answer: {span}"
@@ -264,4 +268,17 @@ def analyse(run_ref, root=None):
                "misses": rows}
     level = (run.meta.get("config") or {}).get("abstain_below")
     return Analysis("misses", run.name, payload,
-                    misses_markdown(run.name, summary, rows, buckets, level))
+                    misses_markdown(run.name, summary, rows, buckets, level,
+                                    pasteable_ref(run, root)))
+
+
+def pasteable_ref(run, root=None) -> str:
+    """How a command to paste names the run: its folder's name when that name finds this
+    folder (under the results folder or the committed results/), else the folder's absolute
+    path (verification V12: a folder elsewhere was named by its name, which found nothing)."""
+    try:
+        if locate(run.name, root).resolve() == run.path.resolve():
+            return run.name
+    except InputError:
+        pass
+    return str(run.path.resolve())

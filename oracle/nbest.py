@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from resolver.run.reader import RunFolder, candidate_of, read_run
 from resolver.run.result_schema import RESOLVER_KIND
+from resolver.run.tables import abstention
 from resolver.search.path_search import select
 
 from .gold import GoldMatcher, is_hit
@@ -116,4 +117,10 @@ def analyse(run_ref, root=None):
     report, rows = nbest_report(run)
     payload = dict(report, command="nbest", run=run.name, run_id=run.run_id,
                    data=run.meta["data"], questions=rows)
+    abstained = abstention(run.meta)
+    if abstained:
+        # success@N judges the answer the resolver selected, before it abstained: the tables
+        # mark such a run, whose own EM counts those questions as unanswered (verification V10)
+        level, n, total = abstained
+        payload.update(abstain_below=level, abstained=n)
     return Analysis("nbest", run.name, payload, nbest_markdown(run.name, report))

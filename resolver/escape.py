@@ -14,8 +14,10 @@ writes; the text is never stored escaped.
   text), so two names that print alike but differ are told apart.
 - `markdown`: a GitHub table cell or an HTML comment: the same visible escapes, then the
   backslash, `|` (a cell boundary), `<` and `>` (HTML, so `-->` cannot close a comment),
-  `*`, `` ` `` and `~` (emphasis, code, strike) and factres's own table marks `§ ¶ † ‡ ↑ ↓`
-  (shown as `\\§`, so a name holding one is never read as the mark).
+  `*`, `` ` `` and `~` (emphasis, code, strike), `[`, `]` and `!` (so `[text](url)`,
+  `[text][ref]` and `![alt](src)` in a name are never a live link or image; a `(` right after
+  a `]` is escaped too, for renderers that would still pair it) and factres's own table marks
+  `§ ¶ † ‡ ↑ ↓` (shown as `\\§`, so a name holding one is never read as the mark).
 - `latex`: text mode for pdflatex, lualatex or xelatex: the visible escapes (a control
   character would stop TeX, a line break inside a `%` comment would make the next line live
   LaTeX), every special character (`\\ & % $ # _ { } ~ ^`), the marks `§ ¶ † ‡` as escaped text
@@ -76,8 +78,13 @@ def terminal(text: str, *, lines: bool = False) -> str:
 # escaped.
 MARKS = "§¶†‡↑↓"
 _MARKDOWN = {"\\": "\\\\", "|": "\\|", "<": "&lt;", ">": "&gt;", "*": "\\*",
-             "`": "\\`", "~": "\\~", **{m: "\\" + m for m in MARKS}}
-_MARKDOWN_SPECIAL = re.compile("[" + re.escape("".join(_MARKDOWN)) + "]")
+             "`": "\\`", "~": "\\~",
+             # a link or an image: `[text](url)`, `[text][ref]`, `![alt](src)` (audit C32, V11)
+             "[": "\\[", "]": "\\]", "!": "\\!", "](": "\\]\\(",
+             **{m: "\\" + m for m in MARKS}}
+# "](" first: the "(" that would complete a link is escaped with its "]"
+_MARKDOWN_SPECIAL = re.compile(r"\]\(|[" + re.escape("".join(k for k in _MARKDOWN
+                                                          if len(k) == 1)) + "]")
 
 
 def markdown(text: str) -> str:

@@ -28,12 +28,16 @@ def _metrics_rows(rows: list[dict], reader: str, scored: bool) -> list[dict]:
 
 def trace_of(row: dict, candidates: list[dict], plan_sets) -> dict:
     """The traces.jsonl row of a prediction row; the first candidate is the winner. An answer
-    without candidates gets a winner of no hops and no plan (the reader wants every answer to
-    be a winner's)."""
+    without candidates gets a winner of one hop landing on it and no plan (the reader wants
+    every answer to be a winner's, and every winner to have walked a hop)."""
     winner = candidates[0] if candidates else None
     if winner is None and row["resolver_answer"]:
-        winner = {"plan": None, "plan_set": None, "hops": [], "answer": row["resolver_answer"],
-                  "score": 0.0, "terms": [], "complete": True}
+        hop = {"subject": "Somewhere", "relation": "capital", "object": row["resolver_answer"],
+               "serial": 1, "line": 1, "text": "", "version": 0, "reverse": False,
+               "passed_over": [], "status": "active"}
+        winner = {"plan": None, "plan_set": None, "hops": [hop],
+                  "answer": row["resolver_answer"], "score": 0.0, "terms": [],
+                  "complete": True}
     return {"qid": row["qid"], "question": row["question"], "source": row["source"],
             "answer": row["resolver_answer"], "reason": row["reason"],
             "winner": winner, "candidates": candidates,

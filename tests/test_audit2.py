@@ -584,7 +584,7 @@ def test_weak_explain_names_hops_that_are_no_facts_and_an_edited_em_is_refused(r
     assert e["em"] == 0 and e["em_in_file"] == 0
     text = render([e])
     (hop,) = e["not_in_store"]                  # the edited hop, and only it
-    assert hop == "Alpha -citizenship#2-> Yland (line 4)"
+    assert hop == "Alpha -citizenship#2-> Yland (line 4, version 0)"
     assert ("warning: 1 hop(s) of the run's trace are no fact of the store (an edited "
             "traces.jsonl?)") in " ".join(text.split())
 
@@ -612,6 +612,8 @@ def test_6_names_cannot_break_the_figures(tmp_path):
     (folder / "nbest.json").write_bytes(orjson.dumps(nbest))
     second = tmp_path / "oracle-nbest-y"
     shutil.copytree(folder, second)           # two runs: the legend names them
+    nbest["run"] = "run two $\\alsoundefined{$"     # (a copy of one folder is refused)
+    (second / "nbest.json").write_bytes(orjson.dumps(nbest))
     result = invoke("tables", folder, second, "--out", tmp_path / "t", "--plot", "--table",
                     "mab-nbest")
     assert result.exit_code == 0, result.output

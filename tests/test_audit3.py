@@ -313,9 +313,10 @@ def test_c32_references_text_is_escaped_in_the_footnotes(tmp_path):
     assert all(line.startswith("<!-- ") and line.endswith(" -->") for line in opened)
     assert len(opened) == 2                       # factres's own comment lines only
     assert "<img" not in text and "-->" not in text.split("-->", 2)[-1]
-    assert "source A: &lt;!-- A, " in text
+    assert "source A: &lt;\\!-- A, " in text
+    # no live link either (verification V11: C32 was weak while `[`, `]` stayed as they were)
     assert "protocol A-resolver: proto &lt;img src=x onerror=alert(1)&gt; \\*\\*bold\\*\\* " \
-           "[link](http://evil) --&gt;." in text
+           "\\[link\\]\\(http://evil) --&gt;." in text
 
 
 # ---- C33: source names escaped in oracle misses and nbest ------------------------------------
@@ -324,7 +325,7 @@ def test_c33_misses_and_nbest_escape_a_source_name(tmp_path):
     source = "evil|x\n<!-- \\input{pwn} \x1b[2J\x07"
     run = _run_of(tmp_path, hostile_rows(tmp_path, source))
     escaped = escape.markdown(source + "_mh_6k")
-    assert escaped.startswith("evil\\|x\\\\n&lt;!-- ")
+    assert escaped.startswith("evil\\|x\\\\n&lt;\\!-- ")
     for command, file in (("misses", "misses.md"), ("nbest", "nbest.md")):
         out = tmp_path / command
         result = invoke("oracle", command, run, "--out", out)
@@ -530,7 +531,8 @@ def test_c57_the_explain_command_misses_suggests_pastes_into_a_shell(tmp_path):
     # bash reads the words back as the ids, byte for byte
     words = subprocess.run(["bash", "-c", "printf '%s\\0' " + command.removeprefix(
         "factres explain ")], capture_output=True, check=True).stdout.split(b"\0")[:-1]
-    assert [w.decode() for w in words] == ["hostile"] + missed
+    # the run by its folder's path: its name is no run of the results folder (verification V12)
+    assert [w.decode() for w in words] == [str(run.resolve())] + missed
 
 
 # ---- C31: export writes inside --out, never over a file ---------------------------------------

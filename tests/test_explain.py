@@ -161,8 +161,10 @@ def test_an_imported_run_is_set_against_the_gold_paths(run, tmp_path):
 
 
 def test_oracle_misses_names_the_command_that_explains_each_miss(run):
-    markdown = misses(run.path).markdown
+    # named as the results folder finds it; a folder its name does not find, by its path
+    markdown = misses(run.path, run.path.parent).markdown
     assert "`factres explain small mh_sel mh_none`" in markdown
+    assert f"`factres explain {run.path.resolve()} mh_sel mh_none`" in misses(run.path).markdown
 
 
 def test_a_run_made_in_another_checkout_reads_the_bundled_data_of_the_same_sha256(tmp_path):

@@ -41,7 +41,8 @@ def test_the_committed_dev_run_per_label(tmp_path):
     assert "| pooled |" not in result.output and "| dev-6k-search-confidence | low |" in \
         result.output
     assert ("Not pooled: runs dev-6k-search-confidence and dev-6k-plain-confidence share 200 "
-            "question(s), which a pool would count twice") in (out / "calibration.md").read_text()
+            "question(s) (the same id, or the same question over the same context), which a "
+            "pool would count twice") in (out / "calibration.md").read_text()
     assert (out / "calibration.md").read_text().startswith("# Confidence labels")
 
 

@@ -15,8 +15,11 @@ SH, MH = "factconsolidation_sh_6k_no", "factconsolidation_mh_6k_no"
 def cand(plan_set, entity, chain, answer, score):
     plan = {"entity": entity, "chain": list(chain), "answer_type": "any", "compiler": "rule",
             "rule": "", "note": ""}
-    return {"plan": plan, "plan_set": plan_set, "hops": [], "answer": answer, "score": score,
-            "terms": [], "complete": True}
+    # one hop landing on the answer: a candidate the search wrote has walked at least one
+    hop = {"subject": entity, "relation": chain[-1], "object": answer, "serial": 1, "line": 1,
+           "text": "", "version": 0, "reverse": False, "passed_over": [], "status": "active"}
+    return {"plan": plan, "plan_set": plan_set, "hops": [hop], "answer": answer,
+            "score": score, "terms": [], "complete": True}
 
 
 def write_run(tmp_path, data, cases, plan_sets=("live:rules", "live:lexicon"), **kwargs):

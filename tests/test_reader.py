@@ -98,13 +98,22 @@ def test_traces_in_another_order_or_with_another_answer_are_refused(run):
 
 def test_a_short_traces_file_names_the_questions_without_one(run):
     rewrite_lines(run / "traces.jsonl", lambda rows: rows[:1])
-    with pytest.raises(InputError) as info:
-        read_run(run, traces=True)
-    assert str(info.value) == (f"{run / 'traces.jsonl'}: traces.jsonl has 1 rows for the run's "
-                               f"2 questions (no trace for {SH}_no1) (expected one trace row "
-                               "per question (cut short?))")
-    # traces are read only where they are needed: the score table reads without them
-    assert read_run(run).metrics["rows"]
+    for traces in (True, False):
+        # traces are read whenever the run has them, for the score table too (verification
+        # V03: a prediction edited with its trace left as it was passed where they were not)
+        with pytest.raises(InputError) as info:
+            read_run(run, traces=traces)
+        assert str(info.value) == (f"{run / 'traces.jsonl'}: traces.jsonl has 1 rows for the "
+                                   f"run's 2 questions (no trace for {SH}_no1) (expected one "
+                                   "trace row per question (cut short?))")
+    # a run without traces.jsonl reads for its scores, and says what could not be checked
+    (run / "traces.jsonl").unlink()
+    folder = read_run(run)
+    assert folder.metrics["rows"]
+    assert folder.notes == ["r: no traces.jsonl: its predictions are not checked against the "
+                            "resolver's traces"]
+    with pytest.raises(InputError, match="the run has no traces.jsonl"):
+        folder.traces
 
 
 def test_a_question_twice_and_a_prediction_against_the_resolver_answer_are_refused(run):

@@ -105,7 +105,7 @@ def test_bad_run_id_is_refused(tmp_path):
 
 @pytest.mark.parametrize("failure", [RuntimeError("disk full"), KeyboardInterrupt()])
 def test_an_interrupted_write_leaves_no_folder(tmp_path, monkeypatch, failure):
-    def broken(rows):
+    def broken(rows, abstained=None):
         raise failure
     monkeypatch.setattr(runs.tables, "latex", broken)
     with pytest.raises(type(failure)):

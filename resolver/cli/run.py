@@ -144,7 +144,11 @@ def table_command(run, fmt, results_dir) -> None:
     Example: factres table dev-6k-search-confidence --format latex
     """
     from resolver.run.reader import read_run
-    click.echo(tables.RENDERERS[fmt](read_run(run, results_dir).metrics["rows"]), nl=False)
+    folder = read_run(run, results_dir)
+    click.echo(tables.RENDERERS[fmt](folder.metrics["rows"], tables.abstention(folder.meta)),
+               nl=False)
+    for note in folder.notes:       # what the reader could not check (its data not found)
+        click.echo(f"note: {escape.terminal(note)}", err=True)
 
 
 @click.command("freeze")

@@ -57,10 +57,12 @@ ABSTAINS = "¶"       # a run made with --abstain-below, as mab-fc marks it
 
 def _cells(pair: Pair, row: Row) -> tuple[Cell, ...]:
     mark = ABSTAINS if pair.b.abstain_below else ""
-    return (Cell(pair.b.name, mark=mark), Cell(_label(row)), Cell(str(row.n)), Cell(pct(row.em_a)),
-            Cell(pct(row.em_b)), Cell(points(row.difference)),
-            Cell(f"[{points(row.ci[0])}, {points(row.ci[1])}]"), Cell(str(row.a_only)),
-            Cell(str(row.b_only)), Cell(p_text(row.p)))
+    # the names are user text; the figures (an interval in brackets) factres's own
+    figures = (str(row.n), pct(row.em_a), pct(row.em_b), points(row.difference),
+               f"[{points(row.ci[0])}, {points(row.ci[1])}]", str(row.a_only), str(row.b_only),
+               p_text(row.p))
+    return (Cell(pair.b.name, mark=mark), Cell(_label(row))) + tuple(Cell(f, own=True)
+                                                                     for f in figures)
 
 
 # ---- what the table says in words -------------------------------------------------------------

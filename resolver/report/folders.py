@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from resolver.errors import ForeignFolderError, InputError
-from resolver.run.reader import folder_names, locate, read_oracle, read_run
+from resolver.run.reader import file_sha256, folder_names, locate, read_oracle, read_run
 from resolver.run.result_schema import (
     CEILING_FILE,
     META_FILE,
     NBEST_FILE,
+    PREDICTIONS_FILE,
     TABLES_DIR,
     incomplete,
     results_root,
@@ -83,6 +84,22 @@ def read_folder(path: Path) -> Folder:
     return Folder(path.name, path, kind, data)
 
 
+def content_key(folder: Folder) -> tuple:
+    """What makes two folders one: a score run's id with the sha256 of its predictions.jsonl
+    (two runs of one configuration have their own ids), an oracle folder's file's sha256."""
+    if folder.kind == SCORE:
+        return (SCORE, folder.data["meta"]["run_id"],
+                file_sha256(folder.path / PREDICTIONS_FILE))
+    return (folder.kind, file_sha256(folder.path / KIND_FILES[folder.kind]))
+
+
+def _what(folder: Folder) -> str:
+    if folder.kind == SCORE:
+        return f"run (run id {folder.data['meta']['run_id']}, the same {PREDICTIONS_FILE})"
+    name = KIND_FILES[folder.kind]
+    return f"{name} (sha256 {file_sha256(folder.path / name)[:12]}...)"
+
+
 def gather(refs: tuple[str, ...], results: str | Path | None = None,
            skipped: list[Skipped] | None = None) -> list[Folder]:
     """The folders named by `refs` (run ids under the results folder or, read only, the
@@ -101,19 +118,40 @@ def gather(refs: tuple[str, ...], results: str | Path | None = None,
                 raise InputError(f"folder {path.name} is given twice ({seen[path.resolve()]!r} "
                                  f"and {str(ref)!r})", expected="each folder once")
             seen[path.resolve()] = str(ref)
-        return [read_folder(path) for path in paths]
+        folders = [read_folder(path) for path in paths]
+        copies: dict[tuple, tuple[str, Folder]] = {}
+        for ref, folder in zip(refs, folders):
+            # a copy of one folder (another path, the same content) would be two identical
+            # rows too, as if two analyses agreed (verification V14)
+            key = content_key(folder)
+            if key in copies:
+                first_ref, first = copies[key]
+                raise InputError(f"folders {first.name} and {folder.name} hold the same "
+                                 f"{_what(folder)} ({first_ref!r} and {str(ref)!r}): a copy",
+                                 expected="each folder once")
+            copies[key] = (str(ref), folder)
+        return folders
     if not root.is_dir():
         raise InputError("no results folder", path=str(root),
                          expected="a results folder holding run folders (without RUN, factres "
                                   "tables reads every folder there; name runs to read the "
                                   "repository's committed ones, or pass --results-dir results)")
     folders = []
+    copies: dict[tuple, str] = {}
     for name in folder_names(root, runs_only=False):
         path = root / name
         if folder_kind(path) is None:
             continue
         try:
-            folders.append(read_folder(path))
+            folder = read_folder(path)
+            key = content_key(folder)
+            if key in copies:
+                if skipped is not None:
+                    skipped.append(Skipped(name, f"the same {_what(folder)} as "
+                                                 f"{copies[key]}: a copy, read once", False))
+                continue
+            copies[key] = name
+            folders.append(folder)
         except ForeignFolderError as exc:
             if skipped is not None:
                 skipped.append(Skipped(name, exc.detail, True))

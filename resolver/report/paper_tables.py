@@ -69,7 +69,17 @@ from resolver.run.reader import read_run
 from resolver.run.stats import McNemar
 from resolver.run.result_schema import IMPORTED_KIND, results_root, run_kind
 from resolver.run.run_folder import ensure_writable, replace_file
-from resolver.run.tables import DASH, Cell, Note, Table, latex_table, markdown_table, pct
+from resolver.run.tables import (
+    ABSTAINS,
+    DASH,
+    Cell,
+    Note,
+    Table,
+    abstention,
+    latex_table,
+    markdown_table,
+    pct,
+)
 
 TABLES = ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref")
 FORMATS = {"md": (".md", markdown_table), "latex": (".tex", latex_table)}
@@ -84,7 +94,6 @@ DIRTY, UNFROZEN, UNCHECKED = "†", "‡", "*"
 ABOVE, BELOW = "↑", "↓"        # mab-fc --baseline: significantly above or below the baseline
 IMPORTED = IMPORTED_KIND       # a factres score run's kind is also its mode cell
 PARTIAL = "§"                  # an imported run some questions have no prediction in
-ABSTAINS = "¶"                 # a run made with --abstain-below (on its mode)
 NOT_TRANSCRIBED = "n/t"
 
 
@@ -204,17 +213,6 @@ def baseline_tests(folder: Folder, baseline: Outcomes | None) -> dict:
             or run.path.resolve() == baseline.path.resolve():
         return {}
     return cell_tests(baseline, outcomes(run))
-
-
-def abstention(meta: dict) -> tuple[str, int, int] | None:
-    """(level, questions abstained from, questions) of a resolver run made with
-    --abstain-below; None otherwise."""
-    level = (meta.get("config") or {}).get("abstain_below") \
-        if run_kind(meta) != IMPORTED_KIND else None
-    if not level:
-        return None
-    counts = meta.get("counts") or {}
-    return level, counts.get("abstained", 0), counts.get("questions", 0)
 
 
 def fc_row(folder: Folder, baseline: Outcomes | None = None,
@@ -447,9 +445,13 @@ def _share(count: int, total: int) -> str:
 
 
 def nbest_table(folders: list[Folder], notes: list[str]) -> Table | None:
-    groups, used, sets = [], [], set()
+    groups, used, sets, abstained = [], [], set(), []
     for folder in folders:
         run = folder.data.get("run") or folder.name
+        # a run made with --abstain-below: success@N judges the answer selected before the
+        # abstention, which its own EM (mab-fc) counts as unanswered
+        level = folder.data.get("abstain_below")
+        mark = ABSTAINS if level else ""
         sources = {s: v for s, v in (folder.data.get("sources") or {}).items()
                    if MH_SOURCE.search(s)}
         if not sources:
@@ -460,15 +462,28 @@ def nbest_table(folders: list[Folder], notes: list[str]) -> Table | None:
             rows = []
             for r in summary["by_n"]:
                 sets.add(r["set"])
-                rows.append((Cell(run), Cell(source), Cell(str(r["n"])), Cell(r["set"]),
+                rows.append((Cell(run, mark=mark), Cell(source), Cell(str(r["n"])),
+                             Cell(r["set"]),
                              Cell(str(total)), Cell(_share(r["plan_recall"], total)),
                              Cell(_share(r["success"], total))))
             groups.append(tuple(rows))
         used.append(folder.name)
+        if level:
+            abstained.append((run, level, folder.data.get("abstained")))
     if not used:
         return None
-    foot = ["plan recall@N: some plan of the first N sets reaches the gold; success@N: the "
-            "answer selected among them is right (% of questions)."]
+    foot: list[str | Note] = [
+        "plan recall@N: some plan of the first N sets reaches the gold; success@N: the "
+        "answer selected among them is right (% of questions)."]
+    if abstained:
+        parts = [f"{ABSTAINS} made with --abstain-below: success@N judges the answer the "
+                 "resolver selected, also where the run abstained from it (its EM, in mab-fc, "
+                 "counts those questions as unanswered): "]
+        for i, (run, level, n) in enumerate(abstained):
+            parts += [run, f" below {level}" + (f", {n} questions abstained from"
+                                                if n is not None else "")
+                      + ("; " if i < len(abstained) - 1 else ".")]
+        foot.append(Note(tuple(parts)))
     if "search" in sets:
         foot.append("search: the search's own paths through the relations the question cues "
                     "(no plan set).")
@@ -882,8 +897,11 @@ def make_tables(refs: tuple[str, ...] = (), *, results: str | Path | None = None
     folders = gather(refs, results, skipped)
     tables, notes = build(folders, names or TABLES, explicit=bool(names), references=references,
                           baseline=base, with_references=with_references)
+    # what the reader could not check of a run (its data not found, no traces): said
+    read_notes = [n for f in folders if f.kind == SCORE for n in f.data["run_folder"].notes]
     report = Report(write(tables, target, formats),
-                    [f"skipped {s.name}: {s.reason}" for s in skipped if s.foreign] + notes,
+                    [f"skipped {s.name}: {s.reason}" for s in skipped if s.foreign]
+                    + read_notes + notes,
                     [f"skipped {s.name}: {s.reason}" for s in skipped if not s.foreign])
     if plot:
         from resolver.report.figures import write_figures

@@ -13,22 +13,32 @@ its winning path ends. So, for each file:
 - metrics.json: each source once; per source `n`, the EM mean and the share answered are those
   of the rows (6 decimals, as metrics.json keeps them); the pooled rows are the ones `scoring`
   writes, from the per-source rows as it computes them (the mean over sizes); every share in
-  [0, 1]; stale counts in 0 <= stale <= eligible <= n with the rate their quotient (an imported
-  run's counts are recounted from its rows' `stale`). The bootstrap interval is bounded, not
-  recomputed: it must lie in [0, 1] and hold the EM. Recomputing it would need numpy, which
-  `factres table` does not load, and numpy does not promise its random streams across
-  versions, so an exact check could refuse an honest run after an upgrade.
+  [0, 1]; stale counts in 0 <= stale <= eligible <= n, stale at most the wrong answers given,
+  with the rate their quotient (an imported run's counts are recounted from its rows' `stale`;
+  a resolver run's need the store and the rule compiler, which `factres table` does not load).
+  The bootstrap interval is bounded, not recomputed: it must lie in [0, 1], hold the EM and
+  reach no further from it than MAX_HALF_WIDTH standard errors (the EM itself when every
+  answer is right or every one wrong). Recomputing it would need numpy, which `factres table`
+  and `tables` do not load (tests/test_startup.py), and numpy does not promise its random
+  streams across versions, so an exact check could refuse an honest run after an upgrade.
 - meta.json of an imported run: `missing` (rows without a record), `empty` (records with an
   empty prediction), `gold_disagreements` (records whose own gold differs from the rows') and
   their counts are those of its rows.
-- traces.jsonl: each candidate's answer is where its last hop lands; the winner's answer is the
-  trace's answer (runs before abstentions kept the resolver's answer recorded "" for an
+- traces.jsonl: each candidate (the winner too) has at least one hop, each hop starting where
+  the one before lands, with a version in [0, the versions it passed over], and its answer is
+  where its last hop lands; a hop's status is one of the store's ledger statuses (the schema);
+  the winner's answer is the trace's answer (runs before abstentions kept the resolver's answer recorded "" for an
   abstained question); the row's plan and plan set are the winner's.
 - the data (`reader.load_run_data`): each row's gold is the data's gold for its question.
 - nbest.json: 0 <= success <= candidate recall <= plan recall <= questions and strict recall
   <= plan recall, the recalls non-decreasing in N, N counting 1, 2, ... along `plan_sets`.
 - ceiling.json: 0 <= latest wins <= optimum <= gold path <= questions, bound >= optimum, and
-  the haystacks' figures summing to the sources' (and to the totals).
+  the haystacks' figures summing to the sources' (and to the totals); each source's figures
+  the counts of its question rows; each haystack's optimum (and bound) its `questions_free`
+  plus its components' best (and bounds), as the oracle adds them; OPTIMAL only with the bound
+  at the optimum (totals, haystacks, components) and only when every component (haystack) is
+  proven. Nothing re-solves the problem: a file edited consistently at every level, rows and
+  components included, still reads.
 
 Each failure is one `InputError` naming the file, the line (JSONL) and the field, with the value
 the file has and the value it should have. Scoring is imported where a row is scored: it loads
@@ -172,8 +182,9 @@ def check_metrics(path: Path, kind: str, metrics: dict, rows: list[dict]) -> Non
         kind_, size = _source_parts(source)
         want = {"label": source, "kind": kind_, "size": size, "sizes": [size]}
         want.update(_figures(file, cell, kind_, scored, kind == IMPORTED_KIND, row))
-        _compare(file, row, want)
-        derived[source] = (kind_, size, want, row)
+        se = _se(cell["em"]) if scored and cell["em"] else None
+        _compare(file, row, want, se)
+        derived[source] = (kind_, size, dict(want, se=se), row)
     _check_pooled(file, derived, pooled, scored, KIND_ORDER, size_order)
 
 
@@ -198,6 +209,13 @@ def _figures(file: Path, cell: dict, kind: str, scored: bool, imported: bool,
             raise _edited(file, f"{row['where']} ({row['source']}): stale {shown(stale)} of "
                           f"stale_eligible {shown(eligible)} with n {n}",
                           "0 <= stale <= stale_eligible <= n")
+        # a stale answer is a wrong one that was given (verification V01)
+        wrong = sum(1 for em, answered in zip(cell["em"], cell["answered"])
+                    if em == 0 and answered)
+        if stale > wrong:
+            raise _edited(file, f"{row['where']} ({row['source']}): stale {stale}, but only "
+                          f"{wrong} of its answered questions are wrong",
+                          "stale <= the wrong answers given")
     want.update(stale=stale, stale_eligible=eligible,
                 stale_rate=stale / eligible if eligible else None)
     return want
@@ -208,22 +226,37 @@ def _same(have: Any, want: Any) -> bool:
     return abs(have - want) <= TOLERANCE if numbers else have == want
 
 
-def _compare(file: Path, row: dict, want: dict) -> None:
-    """Each field of `want` against the row's; then the interval against the EM."""
+def _compare(file: Path, row: dict, want: dict, se: float | None = None) -> None:
+    """Each field of `want` against the row's; then the interval against the EM (and its
+    standard error `se`, when scored)."""
     for name, value in want.items():
         have = row.get(name)
         if not _same(have, value):
             raise _edited(file, f"{row['where']} ({row['source']}): field {name!r} is "
                           f"{shown(have)}, but the predictions give {shown(_round(value))}",
                           f"{name} as the rows of predictions.jsonl give it")
-    _check_interval(file, row)
+    _check_interval(file, row, se)
+
+
+def _se(values: list) -> float:
+    """The standard error of the mean of 0/1 outcomes."""
+    p = sum(values) / len(values)
+    return math.sqrt(p * (1 - p) / len(values))
+
+
+# How far from the EM a bootstrap percentile interval can reach, in standard errors: the 95%
+# intervals of the committed runs reach 3.1 at most; beyond 8, 25 of 1000 resampled means would
+# all have to fall where one falls with a chance below 1e-15. A bound, not a recomputation
+# (module docstring): it catches an interval widened by hand, and a degenerate one (every answer
+# right, or every one wrong) must be the EM itself.
+MAX_HALF_WIDTH = 8.0
 
 
 def _round(value: Any) -> Any:
     return round(value, 6) if isinstance(value, float) else value
 
 
-def _check_interval(file: Path, row: dict) -> None:
+def _check_interval(file: Path, row: dict, se: float | None = None) -> None:
     ci, em = row["ci"], row["em"]
     if em is None:
         if ci is not None:
@@ -238,6 +271,12 @@ def _check_interval(file: Path, row: dict) -> None:
         raise _edited(file, f"{row['where']} ({row['source']}): field 'ci' is {shown(ci)} "
                       f"for em {em}", "a 95% interval [low, high] with 0 <= low <= em <= high "
                       "<= 1")
+    if se is not None and max(em - ci[0], ci[1] - em) > MAX_HALF_WIDTH * se + TOLERANCE:
+        raise _edited(file, f"{row['where']} ({row['source']}): field 'ci' is {shown(ci)} "
+                      f"for em {em}, reaching {max(em - ci[0], ci[1] - em):.6f} from it with a "
+                      f"standard error of {se:.6f}", "a bootstrap interval: within "
+                      f"{MAX_HALF_WIDTH:g} standard errors of the em (the em itself when every "
+                      "answer is right, or every one wrong)")
 
 
 def _check_pooled(file: Path, derived: dict, pooled: dict, scored: bool, kind_order,
@@ -269,7 +308,11 @@ def _check_pooled(file: Path, derived: dict, pooled: dict, scored: bool, kind_or
                 "stale": sum(d[2]["stale"] for d in sh) if counted else None,
                 "stale_eligible": sum(d[2]["stale_eligible"] for d in sh) if counted else None,
                 "stale_rate": _mean(rates) if counted and rates else None}
-        _compare(file, pooled[label], want)
+        # the pooled interval averages the sources' resampled means, size by size
+        ses = [d[2]["se"] for d in (derived[s] for s in group)]
+        se = (math.sqrt(sum(x * x for x in ses)) / len(ses)
+              if scored and all(x is not None for x in ses) else None)
+        _compare(file, pooled[label], want, se)
 
 
 # ---- meta.json of an imported run -----------------------------------------------------------
@@ -310,6 +353,7 @@ def check_imported_meta(path: Path, meta: dict, rows: list[dict]) -> None:
 # ---- traces.jsonl ---------------------------------------------------------------------------
 def check_trace(file: Path, line: int, trace: dict, row: dict) -> None:
     """One trace against itself and its prediction row (module docstring)."""
+    from resolver.store.fact_store import norm    # lazily: the store is no need of `table`
     qid = row["qid"]
     for name, other in (("source", "source"),):
         if trace[name] != row[other]:
@@ -319,12 +363,31 @@ def check_trace(file: Path, line: int, trace: dict, row: dict) -> None:
     winner = trace["winner"]
     for i, candidate in enumerate(([winner] if winner else []) + trace["candidates"]):
         hops = candidate["hops"]
-        if hops and hops[-1]["object"] != candidate["answer"]:
-            what = "the winner" if winner and i == 0 else f"candidate {i - (1 if winner else 0)}"
+        what = "the winner" if winner and i == 0 else f"candidate {i - (1 if winner else 0)}"
+        if not hops:
+            # the search writes a candidate only for a path it walked: with no hop, nothing
+            # says where its answer came from (audit V04)
+            raise _edited(file, f"the trace of {qid!r}: {what} answers "
+                          f"{shown(candidate['answer'])} with no hop", "a candidate of at "
+                          "least one hop, its answer where the last hop lands", line)
+        if hops[-1]["object"] != candidate["answer"]:
             raise _edited(file, f"the trace of {qid!r}: {what} answers "
                           f"{shown(candidate['answer'])}, but its path ends at "
                           f"{shown(hops[-1]['object'])}", "a candidate's answer where its last "
                           "hop lands", line)
+        for j, hop in enumerate(hops):
+            # a hop's subject is the store's spelling, the object the fact's: one name
+            if j and norm(hop["subject"]) != norm(hops[j - 1]["object"]):
+                raise _edited(file, f"the trace of {qid!r}: {what}'s hop {j} starts at "
+                              f"{shown(hop['subject'])}, but hop {j - 1} lands at "
+                              f"{shown(hops[j - 1]['object'])}", "a path: each hop starting "
+                              "where the one before lands", line)
+            # version k is the k-th before the latest; the key's other versions are passed over
+            if not 0 <= hop["version"] <= len(hop["passed_over"]):
+                raise _edited(file, f"the trace of {qid!r}: {what}'s hop {j} takes version "
+                              f"{hop['version']} of a key with {len(hop['passed_over']) + 1} "
+                              "version(s) (itself and the ones it passed over)",
+                              "0 <= version <= the versions passed over", line)
     answer = trace["answer"]
     if winner is None:
         if answer != "":
@@ -423,3 +486,122 @@ def check_ceiling(path: Path, payload: dict) -> None:
             if figures[name] != sums[name]:
                 raise _edited(file, f"{where}: {name} sums to {figures[name]}, the sources' "
                               f"to {sums[name]}", f"{where} summing to per_source")
+    _check_ceiling_rows(file, payload)
+    _check_ceiling_components(file, payload)
+    _check_ceiling_status(file, payload)
+
+
+PROVEN, FOUND, NONE_FOUND = "OPTIMAL", "FEASIBLE", "UNKNOWN"    # oracle.ceiling's statuses
+
+
+def _check_ceiling_rows(file: Path, payload: dict) -> None:
+    """Each source's figures are the counts of its question rows (when the rows carry them)."""
+    rows = payload.get("rows") or []
+    if not rows or not all(isinstance(r, dict) and isinstance(r.get("source"), str)
+                           and all(isinstance(r.get(n), bool) for n in ("optimal",
+                                                                         "latest_wins"))
+                           for r in rows):
+        return            # written before the rows carried their outcome: nothing to count
+    for source, v in payload["per_source"].items():
+        mine = [r for r in rows if r["source"] == source]
+        counted = {"questions": len(mine), "optimal": sum(r["optimal"] for r in mine),
+                   "latest_wins": sum(r["latest_wins"] for r in mine)}
+        for name, want in counted.items():
+            if v[name] != want:
+                raise _edited(file, f"per_source.{source}: {name} is {v[name]}, but its "
+                              f"question rows count {want}", f"{name} counted from rows")
+
+
+def _check_ceiling_components(file: Path, payload: dict) -> None:
+    """The optimum and the bound as oracle.ceiling adds them up: the questions the keys of one
+    requested version satisfy alone (`questions_free`), plus each solved component's best (and
+    bound); a component proven optimal has its bound at its best. Checked per haystack (its
+    components name it), or for the whole file when it was solved as one store."""
+    components = payload.get("components")
+    if not isinstance(components, list):
+        return
+    for i, c in enumerate(components):
+        where = f"components[{i}]"
+        figures = [c.get(n) for n in ("best", "bound", "questions")]
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in figures[:1]):
+            return        # an older shape without the solver's figures: nothing to add up
+        best, bound, questions = figures
+        if bound is None:
+            continue
+        if not (isinstance(bound, int) and isinstance(questions, int)
+                and 0 <= best <= bound <= questions):
+            raise _edited(file, f"{where}: best {shown(best)}, bound {shown(bound)} of "
+                          f"{shown(questions)} questions", "0 <= best <= bound <= questions")
+        if c.get("status") == PROVEN and best != bound:
+            raise _edited(file, f"{where}: status OPTIMAL with best {best} and bound {bound}",
+                          "a bound equal to the best where the solver proved it optimal")
+    haystacks = payload.get("per_haystack")
+    if haystacks is None:
+        groups = {"the totals": (payload, components)} if "questions_free" in payload else {}
+    else:
+        groups = {f"per_haystack.{h}": (v, [c for c in components if c.get("haystack") == h])
+                  for h, v in haystacks.items()}
+        stray = sorted({str(c.get("haystack")) for c in components} - set(haystacks))
+        if stray:
+            raise _edited(file, f"components of haystack {shown(stray[0])}, which per_haystack "
+                          "does not have", "components of the file's haystacks")
+    for where, (v, mine) in groups.items():
+        if isinstance(v.get("components"), int) and v["components"] != len(mine):
+            raise _edited(file, f"{where}: components is {shown(v['components'])}, but "
+                          f"{len(mine)} component(s) are listed", "the components listed")
+        free = v.get("questions_free")
+        if not isinstance(free, int):
+            continue
+        parts = (f"questions_free {free} + the components' best "
+                 f"{' + '.join(str(c['best']) for c in mine) or '(none)'}")
+        if v["optimal"] != free + sum(c["best"] for c in mine):
+            raise _edited(file, f"{where}: optimum {v['optimal']}, but {parts} = "
+                          f"{free + sum(c['best'] for c in mine)}", "the optimum as the "
+                          "oracle adds it up: questions_free plus each component's best")
+        if v.get("bound") is not None and all(isinstance(c.get("bound"), int) for c in mine) \
+                and v["bound"] != free + sum(c["bound"] for c in mine):
+            raise _edited(file, f"{where}: bound {v['bound']}, but questions_free {free} + "
+                          f"the components' bounds = {free + sum(c['bound'] for c in mine)}",
+                          "the bound as the oracle adds it up")
+        statuses = [c.get("status") for c in mine]
+        if "status" in v and all(isinstance(x, str) for x in statuses):
+            want = PROVEN if all(x == PROVEN for x in statuses) else FOUND
+            if v["status"] != want:
+                raise _edited(file, f"{where}: status {shown(v['status'])}, but its components "
+                              f"are {', '.join(statuses) or '(none)'}", f"status {want} (OPTIMAL "
+                              "only when every component is proven optimal)")
+
+
+def _check_ceiling_status(file: Path, payload: dict) -> None:
+    """OPTIMAL means proven: the bound is the optimum, in the totals and in each haystack, and a
+    source is proven when each of its haystacks is (audit V06)."""
+    haystacks = payload.get("per_haystack") or {}
+    parts = [(f"per_haystack.{h}", v) for h, v in haystacks.items()]
+    if "status" in payload:
+        parts.append(("the totals", payload))
+    for where, v in parts:
+        if v.get("status") not in (PROVEN, FOUND):
+            raise _edited(file, f"{where}: status {shown(v.get('status'))}",
+                          "status OPTIMAL or FEASIBLE")
+        if v["status"] == PROVEN and v.get("bound") is not None and v["bound"] != v["optimal"]:
+            raise _edited(file, f"{where}: status OPTIMAL with optimum {v['optimal']} and bound "
+                          f"{v['bound']}", "a bound equal to the optimum where it is proven "
+                          "optimal")
+    if "status" in payload and haystacks:
+        want = PROVEN if all(v["status"] == PROVEN for v in haystacks.values()) else FOUND
+        if payload["status"] != want:
+            raise _edited(file, f"the totals: status {shown(payload['status'])}, but the "
+                          f"haystacks' are {', '.join(v['status'] for v in haystacks.values())}",
+                          f"status {want} (OPTIMAL only when every haystack is)")
+    for source, v in payload["per_source"].items():
+        if "status" not in v:
+            continue
+        if v["status"] not in (PROVEN, FOUND):
+            raise _edited(file, f"per_source.{source}: status {shown(v['status'])}",
+                          "status OPTIMAL or FEASIBLE")
+        mine = [haystacks[h] for h in v.get("haystacks") or [] if h in haystacks]
+        if mine and v["status"] != (PROVEN if all(h["status"] == PROVEN for h in mine)
+                                    else FOUND):
+            raise _edited(file, f"per_source.{source}: status {v['status']}, but its haystacks "
+                          f"are {', '.join(h['status'] for h in mine)}", "a source proven "
+                          "optimal exactly when each of its haystacks is")

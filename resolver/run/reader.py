@@ -17,12 +17,17 @@ What it checks, each failure one `InputError` naming the file, the line (JSONL) 
   factres's) is a `ForeignFolderError`.
 - Consistency: meta.json, metrics.json and predictions.jsonl agree (run id, split, question
   count and answered count of meta.json `counts`, the questions per source of the metrics rows,
-  scored or not); question ids are unique; traces.jsonl (when asked for) has one row per
-  question, in the same order, with the same question and answer; an imported run's is empty.
+  scored or not); question ids are unique; traces.jsonl, read whenever the run has one (a run
+  without one reads, with a note), has one row per question, in the same order, with the same
+  question and answer; an imported run's is empty.
 - Derived values (`derived`): nothing a file computes from its rows is believed before it is
   recomputed or bounded: each row's em, metrics.json's rows, an imported run's missing and
-  empty questions, a trace's answer against its winning path, the rows' gold against the data's
-  (in `load_data`), the figures of nbest.json and ceiling.json.
+  empty questions, a trace's answer against its winning path, the figures of nbest.json and
+  ceiling.json.
+- The data: every question of the run is in the data meta.json names (found by `locate_data`),
+  with the same text and the same gold; only the rows' questions and answers are read (no
+  context is parsed), once per file within a process. Data that cannot be found is said in a
+  note (`RunFolder.notes`), and then not compared.
 - Data: `load_data` re-reads the files meta.json names and checks each against its recorded
   sha256; a file changed in place is refused naming both hashes unless a copy with the
   recorded sha256 is found where `locate_data` looks (a relative path from the working folder
@@ -41,7 +46,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from resolver.errors import FEW, ForeignFolderError, InputError, first_few
+from resolver.errors import FEW, FactresError, ForeignFolderError, InputError, first_few
 from resolver.run import derived
 from resolver.run import result_schema as schema
 from resolver.run.result_schema import (
@@ -175,6 +180,7 @@ class RunFolder:
     predictions: list[dict]            # PredictionRow or ImportedPredictionRow, file order
     lines: list[int] = field(default_factory=list, repr=False)   # each prediction's line
     _data: tuple[Dataset, Gold] | None = field(default=None, repr=False)
+    notes: list[str] = field(default_factory=list)   # what could not be checked, and why
 
     @property
     def name(self) -> str:
@@ -248,8 +254,14 @@ def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
                                    if imported else schema.PredictionRow)
     run = RunFolder(path, meta, metrics, rows, lines)
     _check_consistency(run)
-    if traces:
+    # the traces whenever the run has them: a prediction edited with its trace left as it was
+    # is refused by every command, not only by those that read the traces (verification V03)
+    if traces or run.kind == IMPORTED_KIND or (path / TRACES_FILE).is_file():
         run.traces
+    else:
+        run.notes.append(f"{path.name}: no {TRACES_FILE}: its predictions are not checked "
+                         "against the resolver's traces")
+    _check_against_data(run)
     return run
 
 
@@ -406,7 +418,7 @@ def locate_data(name: str, meta: dict, run_path: Path) -> str:
             continue
         tried.append(str(candidate))
         if candidate.is_file():
-            got = hashlib.sha256(candidate.read_bytes()).hexdigest()
+            got = file_sha256(candidate)
             if got == want:
                 return str(candidate)
             changed.append((candidate, got))
@@ -435,9 +447,88 @@ def _bundled_with(sha256: str) -> Path | None:
     from resolver.haystack import bundled_path
     folder = bundled_path().parent
     for path in sorted(folder.iterdir()):
-        if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == sha256:
+        if path.is_file() and file_sha256(path) == sha256:
             return path
     return None
+
+
+# Within one process a data file is hashed and its questions read once: `factres tables` over
+# many runs of one data file checks them all against it. A file is known by its resolved path,
+# size and modification time, so one edited meanwhile is read again.
+_SHA256: dict[tuple, str] = {}
+_QUESTIONS: dict[tuple, dict[str, tuple[str, tuple[str, ...] | None]]] = {}
+
+
+def _stamp(path: Path) -> tuple:
+    stat = path.stat()
+    return (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes (cached per file within the process)."""
+    key = _stamp(path)
+    if key not in _SHA256:
+        _SHA256[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return _SHA256[key]
+
+
+def data_questions(path: str | Path) -> dict[str, tuple[str, tuple[str, ...] | None]]:
+    """qid -> (question text, its answers or None) of a data file's rows: each row checked as
+    the loader checks it (`haystack.read_row`), its context never parsed (cached per file
+    within the process)."""
+    from resolver.haystack import read_row, read_rows
+    key = _stamp(Path(path))
+    if key not in _QUESTIONS:
+        raw_rows, _, _ = read_rows(path)
+        questions = {}
+        for number, raw in enumerate(raw_rows):
+            row = read_row(raw, str(path), number)
+            for i, (qid, text) in enumerate(zip(row.qids, row.questions)):
+                questions[qid] = (text, row.answers[i] if row.answers is not None else None)
+        _QUESTIONS[key] = questions
+    return _QUESTIONS[key]
+
+
+def _check_against_data(run: RunFolder) -> None:
+    """Every question of the run against the data it names (found by `locate_data`): in it,
+    with the same text and, in a scored run, the same gold (verification V02: a gold forged
+    with its em and metrics once passed every command that does not load the data). Only the
+    rows' questions and answers are read, never a context. Data that cannot be found (or
+    read) is said in a note, and then not compared."""
+    paths = run.meta.get("data") or []
+    if not paths:
+        run.notes.append(f"{run.name}: meta.json names no data file: its questions and gold "
+                         "are not compared with any data")
+        return
+    questions: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+    found = []
+    for name in paths:
+        try:
+            found.append(locate_data(name, run.meta, run.path))
+        except InputError as exc:
+            run.notes.append(f"{run.name}: its questions and gold are not compared with the "
+                             f"data: {exc}")
+            return
+    try:
+        for file in found:
+            questions.update(data_questions(file))
+    except FactresError as exc:      # a row file that no longer reads, or needs an extra
+        run.notes.append(f"{run.name}: its questions and gold are not compared with the data: "
+                         f"{exc}")
+        return
+    file = run.path / PREDICTIONS_FILE
+    for row, line in zip(run.predictions, run.lines):
+        have = questions.get(row["qid"])
+        if have is None:
+            raise InputError(f"question {row['qid']!r} of the run is not in its data "
+                             f"({', '.join(found)})", path=str(file), line=line,
+                             expected="the data the run was made from")
+        if have[0] != row["question"]:
+            raise InputError(f"question {row['qid']!r} reads {have[0]!r} in the data but "
+                             f"{row['question']!r} in predictions.jsonl", path=str(file),
+                             line=line, expected="the questions the run answered")
+    derived.check_gold(run.path, run.predictions, run.lines,
+                       {q: answers or () for q, (_, answers) in questions.items()})
 
 
 def load_run_data(run: RunFolder) -> tuple[Dataset, Gold]:

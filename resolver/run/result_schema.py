@@ -317,6 +317,10 @@ class ImportedMetaJson(TypedDict):
     git: GitRecord
 
 
+# store.provenance.STATUSES, and "" for a hop of a store without a ledger (search.candidates.Hop)
+HopStatus = Literal["", "active", "contested", "superseded", "contradicted", "revoked"]
+
+
 class HopJson(TypedDict):
     """search.candidates.Hop.to_json()."""
     subject: str
@@ -328,7 +332,7 @@ class HopJson(TypedDict):
     version: int
     reverse: bool
     passed_over: list[SerialLine]  # [serial, line] of the versions not taken
-    status: NotRequired[str]       # the version's ledger status (runs before the ledger lack it)
+    status: NotRequired[HopStatus]  # the version's ledger status (runs before the ledger lack it)
 
 
 class CandidateJson(TypedDict):

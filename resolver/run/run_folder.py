@@ -301,8 +301,9 @@ def write_run(claimed: Claim, meta: dict, rows: list[dict], traces: list[dict],
         write_file(tmp / META_FILE, dumps(meta))
         write_file(tmp / PREDICTIONS_FILE, dumps_lines(rows))
         write_file(tmp / TRACES_FILE, dumps_lines(traces))
-        write_file(tmp / TABLE_MD_FILE, tables.markdown(metrics["rows"]))
-        write_file(tmp / TABLE_TEX_FILE, tables.latex(metrics["rows"]))
+        abstained = tables.abstention(meta)
+        write_file(tmp / TABLE_MD_FILE, tables.markdown(metrics["rows"], abstained))
+        write_file(tmp / TABLE_TEX_FILE, tables.latex(metrics["rows"], abstained))
         write_file(tmp / METRICS_FILE, dumps(metrics))
         finish(tmp, final, f"run {claimed.run_id!r}")
     except BaseException:

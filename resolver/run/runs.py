@@ -60,7 +60,7 @@ class Run:
 
     @property
     def table(self) -> str:
-        return tables.markdown(self.metrics["rows"])
+        return tables.markdown(self.metrics["rows"], tables.abstention(self.meta))
 
 
 # ---- hashing and provenance -----------------------------------------------------------------

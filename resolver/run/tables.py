@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from resolver import escape
-from resolver.run.result_schema import MetricsRow
+from resolver.run.result_schema import IMPORTED_KIND, MetricsRow, run_kind
 
 DASH = "—"
 
@@ -28,6 +28,8 @@ class Cell:
     text: str
     detail: str = ""
     mark: str = ""
+    own: bool = False       # text factres composed (a figure and its interval): Markdown shows
+    #                         its brackets as written; user text (a name) is escaped
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ _MD_ALIGN = {"l": "---", "r": "--:", "c": ":-:"}
 
 def _md_cell(cell: Cell) -> str:
     # the cell's text is data (a name, a figure); its mark and interval are factres's own
-    text = escape.markdown(cell.text) + cell.mark
+    text = (escape.visible(cell.text) if cell.own else escape.markdown(cell.text)) + cell.mark
     return f"{text} {cell.detail}" if cell.detail else text
 
 
@@ -249,21 +251,52 @@ def cells(row: MetricsRow) -> tuple[str, ...]:
             pct(row["answered"]), stale)
 
 
-def metrics_table(rows: list[MetricsRow]) -> Table:
-    """A run's score table: the per-source rows, then (after a rule) the pooled rows."""
-    per_source = tuple(tuple(Cell(c) for c in cells(r)) for r in rows if not r["pooled"])
-    pooled = tuple(tuple(Cell(c) for c in cells(r)) for r in rows if r["pooled"])
-    return Table("run", "", HEADERS, _ALIGN, (per_source, pooled), comment=False)
+ABSTAINS = "¶"                 # a run made with --abstain-below, as every table marks it
 
 
-def markdown(rows: list[MetricsRow]) -> str:
-    """A run's score table in GitHub Markdown."""
-    return markdown_table(metrics_table(rows))
+def abstention(meta: dict) -> tuple[str, int, int] | None:
+    """(level, questions abstained from, questions) of a resolver run made with
+    --abstain-below (meta.json); None otherwise."""
+    level = (meta.get("config") or {}).get("abstain_below") \
+        if run_kind(meta) != IMPORTED_KIND else None
+    if not level:
+        return None
+    counts = meta.get("counts") or {}
+    return level, counts.get("abstained", 0), counts.get("questions", 0)
 
 
-def latex(rows: list[MetricsRow]) -> str:
+def abstention_note(abstained: tuple[str, int, int]) -> str:
+    level, n, total = abstained
+    return (f"{ABSTAINS} made with --abstain-below {level}: {n} of its {total} questions were "
+            "left unanswered (their label was below it) and count as wrong.")
+
+
+def metrics_table(rows: list[MetricsRow],
+                  abstained: tuple[str, int, int] | None = None) -> Table:
+    """A run's score table: the per-source rows, then (after a rule) the pooled rows. A run
+    made with --abstain-below (`abstention`) has its EM cells marked, with a footnote."""
+    mark = ABSTAINS if abstained else ""
+    def row(r: MetricsRow) -> tuple[Cell, ...]:
+        # the label and the reader are names; the figures (an interval in brackets) factres's
+        label, kind, reader, *figures = cells(r)
+        n, em, *rest = figures
+        return (Cell(label), Cell(kind), Cell(reader), Cell(n, own=True),
+                Cell(em, mark=mark if r["em"] is not None else "", own=True)) \
+            + tuple(Cell(f, own=True) for f in rest)
+    per_source = tuple(row(r) for r in rows if not r["pooled"])
+    pooled = tuple(row(r) for r in rows if r["pooled"])
+    notes = (abstention_note(abstained),) if abstained else ()
+    return Table("run", "", HEADERS, _ALIGN, (per_source, pooled), notes=notes, comment=False)
+
+
+def markdown(rows: list[MetricsRow], abstained: tuple[str, int, int] | None = None) -> str:
+    """A run's score table in GitHub Markdown (`abstained`: see `metrics_table`)."""
+    return markdown_table(metrics_table(rows, abstained))
+
+
+def latex(rows: list[MetricsRow], abstained: tuple[str, int, int] | None = None) -> str:
     """A run's score table as a booktabs tabular; a \\midrule before the pooled rows."""
-    return latex_table(metrics_table(rows))
+    return latex_table(metrics_table(rows, abstained))
 
 
 RENDERERS = {"md": markdown, "latex": latex}
