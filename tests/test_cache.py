@@ -52,7 +52,7 @@ def test_changed_parsing_code_never_reuses_the_cache(parses, monkeypatch):
 
 def test_the_parsing_code_hash_reads_the_parser_sources():
     here = Path(cache.__file__).resolve().parent
-    assert {"facts.py", "grammar.py"} == set(cache.PARSING_CODE)
+    assert {"facts.py", "grammar.py", "segment.py"} == set(cache.PARSING_CODE)
     assert all((here / name).is_file() for name in cache.PARSING_CODE)
     assert len(cache.parsing_code_sha256()) == 64
 

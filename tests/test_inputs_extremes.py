@@ -209,6 +209,32 @@ def test_a_folder_that_holds_no_set_is_said_so_in_the_list(archive):
     assert "CHECKSUM MISMATCH" not in row
 
 
+def test_plans_and_sums_without_a_manifest_are_no_set_in_the_list(archive):
+    # N5: plans.jsonl and SHA256SUMS but no manifest.json: no set, and no count of 0
+    folder = archive / "nomanifest"
+    shutil.copytree(archive / "rules-6k", folder)
+    (folder / "manifest.json").unlink()
+    (row,) = [line for line in invoke("plans", "list").output.splitlines()
+              if line.startswith("nomanifest")]
+    assert row.split() == ["nomanifest", "-", "-", "-", "-", "-", "not", "a", "plan", "set",
+                           "(no", "manifest.json)"]
+    listed = {s["set_id"]: s for s in list_plan_sets()}
+    assert listed["nomanifest"]["set"] is False and listed["nomanifest"]["count"] is None
+
+
+def test_plans_show_cuts_a_long_entity_to_200_characters(archive):
+    # N6: a verified set whose plan names a 100,000-character entity
+    body, _ = _with_plan(_lines(archive), lambda p: p.update(entity="E" * 100_000))
+    tampered(archive, "t-long", body)
+    assert verify_plan_set("t-long") == []
+    qid = next(q for q, c in load_plan_set("t-long").plans.items()
+               if c.plans and c.plans[0].entity.startswith("EEE"))
+    out = invoke("plans", "show", "t-long", "--qid", qid).output
+    first = out.splitlines()[0]
+    assert first.startswith(f"{qid}: {'E' * 200}... (99800 more characters) -> ")
+    assert max(map(len, out.splitlines())) < 400
+
+
 def test_a_changed_file_is_still_a_checksum_mismatch(archive):
     folder = archive / "rules-6k"
     (folder / "plans.jsonl").write_bytes((folder / "plans.jsonl").read_bytes() + b"\n\n")

@@ -295,6 +295,27 @@ def test_text_without_a_serial_is_passed_over_and_fact_like_lines_are_reported()
     assert remembered.facts == 4
 
 
+@pytest.mark.parametrize("end", [".\x00", ".\x07", "", '."'])
+def test_a_malformed_last_fact_before_the_question_on_its_line_is_reported(end):
+    # N3: the fact's full stop is not followed by a blank (a control character, a quote) or it
+    # has none, and the question follows on the same line: the question is still the last
+    # sentence, and the fact is memory, reported as it is on a line of its own (S6)
+    fact = "1. Tim Cook is employed by Google" + end
+    text = "Here is a list of facts:\n0. Tim Cook is employed by Apple.\n" + fact + " " + QUESTION
+    conversation = split((Message("user", text),))
+    assert conversation.question == QUESTION
+    remembered = remember(conversation, ("rules", "lexicon"), "search")
+    assert [(r.kind, r.text, r.serial) for r in remembered.reports] == [("unparsed", fact, 1)]
+    assert remembered.passed_over[TEXT] == 0 and remembered.facts == 1
+
+
+def test_a_numbered_question_is_not_split():
+    for text in ("1. " + QUESTION, FACTS + "\n3. " + QUESTION):
+        conversation = split((Message("user", text),))
+        assert conversation.question == QUESTION
+        assert remember(conversation, ("rules", "lexicon"), "search").reports == ()
+
+
 def test_a_fact_cut_across_two_chunk_messages_comes_back_whole():
     messages = (Message("user", "0. Tim Cook is employed by Apple. 1. Joe Biden was born in "
                                 "the city of St."),

@@ -273,8 +273,12 @@ def test_the_openai_client_cannot_send_a_non_ascii_key_but_sends_inner_spaces():
     ("--cache-mb", "-1", "'-1' is a negative size"),
     ("--max-body", "1e-9", "'1e-9' MiB is below one byte (0 bytes once converted)"),
     ("--max-body", "0", "'0' MiB is below one byte"),
-    ("--max-body", "1e308", "'1e308' MiB is too large a number of bytes"),
+    ("--max-body", "1e308", "'1e308' MiB is above the largest size taken (4,096 MiB)"),
     ("--max-body", "lots", "'lots' is not a number of MiB"),
+    # N4: a finite size too large for a reply to write (/v1/models failed with 500)
+    ("--cache-mb", "1e300", "'1e300' MiB is above the largest size taken (1,000,000 MiB)"),
+    ("--cache-mb", "1000001", "'1000001' MiB is above the largest size taken"),
+    ("--max-body", "4097", "'4097' MiB is above the largest size taken (4,096 MiB)"),
 ])
 def test_sizes_are_finite_and_at_least_a_byte(never_serves, option, value, words):
     result = invoke("--port", "0", option, value)
@@ -293,6 +297,16 @@ def test_sizes_are_given_in_mib_and_served_in_bytes(monkeypatch):
     result = invoke("--port", "0", "--max-body", "0.5", "--cache-mb", "0")
     assert result.exit_code == 0, result.output
     assert (seen["config"].max_body, seen["config"].cache_bytes) == (512 * 1024, 0)
+    result = invoke("--port", "0", "--max-body", "4096", "--cache-mb", "1e6")
+    assert result.exit_code == 0, result.output
+    assert (seen["config"].max_body, seen["config"].cache_bytes) == (4 << 30, 10**6 << 20)
+
+
+def test_the_config_refuses_sizes_no_reply_can_write():
+    for kwargs, words in [({"cache_bytes": 10**300}, "a cache budget of 1,000,000,000"),
+                          ({"max_body": 2**63}, "a body limit of 9,223,372,036,854,775,808")]:
+        with pytest.raises(InputError, match=words):
+            ServeConfig(**kwargs)
 
 
 def test_a_port_in_use_is_an_error_before_any_banner(server):

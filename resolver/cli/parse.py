@@ -25,7 +25,8 @@ def parse_command(path: str, strict: bool, as_json: bool, no_cache: bool) -> Non
 
     PATH is a context (.txt) or a file of Hugging Face rows (.json, .jsonl, .parquet); each
     distinct context in it is reported once. Lines that fit no template are listed with their
-    line number; with --strict they make the command fail.
+    line number; with --strict they make the command fail. A line holding several numbered
+    facts (a harness chunk's layout) is read as its facts, as the memory reads it, and noted.
 
     Example: factres parse resolver/data/fc/factconsolidation_262k_context.txt
     """

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import sys
 from contextlib import nullcontext
+from dataclasses import replace
 
 import click
 
 from resolver import escape
 from resolver.cli.options import Seconds, data_option, library_errors
+from resolver.errors import clip
 
 
 def _dataset(data: tuple[str, ...]):
@@ -191,9 +193,13 @@ def show_command(set_id: str, qid: str | None) -> None:
     for q, compiled in plan_set.plans.items():
         if qid is not None and q != qid:
             continue
-        # plans name the haystack's entities and a model's notes: escaped for the terminal
+        # plans name the haystack's entities and a model's notes: escaped for the terminal,
+        # and each value cut to 200 characters (as `parse` cuts an unparsed line; `plans
+        # verify` reads them whole)
         if not compiled.plans:
-            click.echo(escape.terminal(f"{q}: no plan ({compiled.reason})"))
+            click.echo(escape.terminal(f"{clip(q)}: no plan ({clip(compiled.reason)})"))
         for plan in compiled.plans:
-            extra = f"  [{plan.note}]" if plan.note else ""
-            click.echo(escape.terminal(f"{q}: {plan.describe()}  ({plan.compiler}){extra}"))
+            extra = f"  [{clip(plan.note)}]" if plan.note else ""
+            shown = replace(plan, entity=clip(plan.entity))
+            click.echo(escape.terminal(f"{clip(q)}: {shown.describe()}  "
+                                       f"({clip(plan.compiler)}){extra}"))

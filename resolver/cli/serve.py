@@ -8,18 +8,19 @@ import click
 
 from resolver.cli.options import library_errors
 from resolver.serve.config import (DEFAULT_CACHE, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT,
-                                   MIB, ServeConfig)
+                                   MAX_BODY, MAX_CACHE, MIB, ServeConfig)
 
 
 class Mebibytes(click.ParamType):
     """A size given in MiB, converted to whole bytes: a finite number that is at least
-    `least` bytes once converted. "nan" and "inf" are refused here, with the option's name
-    (float("nan") passes any range check, and converting it to bytes raised a traceback); so
-    is a size that rounds below the least ("1e-9" MiB is 0 bytes), saying so."""
+    `least` bytes once converted and at most `most` MiB. "nan" and "inf" are refused here,
+    with the option's name (float("nan") passes any range check, and converting it to bytes
+    raised a traceback); so is a size that rounds below the least ("1e-9" MiB is 0 bytes), and
+    one above the most ("1e300" MiB: a finite number no reply can write), saying so."""
     name = "MB"
 
-    def __init__(self, least: int) -> None:
-        self.least = least
+    def __init__(self, least: int, most: int) -> None:
+        self.least, self.most = least, most
 
     def convert(self, value, param, ctx):
         if isinstance(value, int) and not isinstance(value, bool):
@@ -31,11 +32,12 @@ class Mebibytes(click.ParamType):
                 self.fail(f"{value!r} is not a number of MiB", param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number of MiB", param, ctx)
-        if not math.isfinite(number * MIB):
-            self.fail(f"{value!r} MiB is too large a number of bytes", param, ctx)
-        size = int(number * MIB)
         if number < 0:
             self.fail(f"{value!r} is a negative size", param, ctx)
+        if number > self.most:
+            self.fail(f"{value!r} MiB is above the largest size taken ({self.most:,} MiB)",
+                      param, ctx)
+        size = int(number * MIB)
         if size < self.least:
             unit = "one byte" if self.least == 1 else f"{self.least} bytes"
             self.fail(f"{value!r} MiB is below {unit} ({size} bytes once converted)", param, ctx)
@@ -57,15 +59,17 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...]:
                    "ASCII, no blank at either end. Also read from $FACTRES_API_KEY. Default: "
                    "no key (loopback only).")
 @click.option("--max-body", default=DEFAULT_MAX_BODY // MIB, show_default=True,
-              type=Mebibytes(least=1), metavar="MB",
-              help="Largest request body, in MiB; a larger one is refused (413).")
+              type=Mebibytes(least=1, most=MAX_BODY // MIB), metavar="MB",
+              help=f"Largest request body, in MiB (one byte to {MAX_BODY // MIB:,}); a larger "
+                   "body is refused (413).")
 @click.option("--models", "models", multiple=True, metavar="NAME",
               help="Answer only to these model names (and 'factres'); others get 404. Repeat "
                    "or separate with commas. Default: any name, echoed in the reply.")
 @click.option("--cache-mb", default=DEFAULT_CACHE // MIB, show_default=True,
-              type=Mebibytes(least=0), metavar="MB",
-              help="Budget of the memory cache, in MiB of estimated resident memory; the "
-                   "least recently used conversation's memory goes first.")
+              type=Mebibytes(least=0, most=MAX_CACHE // MIB), metavar="MB",
+              help=f"Budget of the memory cache, in MiB of estimated resident memory (0 to "
+                   f"{MAX_CACHE // MIB:,}); the least recently used conversation's memory goes "
+                   "first.")
 @click.option("--plans", "plans", multiple=True, metavar="SET",
               help="Live plan set (live:rules, live:lexicon); repeat for several, tried in "
                    "order. Default: live:rules then live:lexicon, as factres run.")

@@ -13,13 +13,16 @@ Two layers, both resumable at any character:
    fact: a line break joins the two sides. A shape cut across two `feed` calls is held until
    it can be told.
 2. The text between them is cut into facts. A line break always ends a fact (the canonical
-   layout: one fact per line). Inside a line (a harness chunk is one long line), a fact ends
-   before "<serial>. " when a full stop and blanks come first and the serial is the next one
-   (the current fact's serial + 1). Any other "N. " after a full stop ("7373. 1. FFC Frankfurt
-   is ...", a serial out of order) is a boundary only when the grammar reads both sides as
-   facts, or when the text before it has no serial of its own ("junk text. 2. ..." is no fact
-   whatever follows: it is reported alone); "Czech 2. Liga" is no candidate at all (no full
-   stop before it).
+   layout: one fact per line). Inside a line (a harness chunk is one long line), the facts are
+   found by `resolver.text.segment.split_line`, the rule `factres parse` reads a line of
+   several facts by: a fact ends before "<serial>. " when a full stop and blanks come first
+   and the serial is the next one (the current fact's serial + 1). Any other "N. " after a
+   full stop ("7373. 1. FFC Frankfurt is ...", a serial out of order) is a boundary only when
+   the grammar reads both sides as facts, or when the text before it has no serial of its own
+   ("junk text. 2. ..." is no fact whatever follows: it is reported alone); "Czech 2. Liga" is
+   no candidate at all (no full stop before it). A blank the chunker dropped between two
+   unframed chunks ("... by Google.2. Tim Cook ...", "... Morrison. 340.Stojko ...") is a
+   boundary under the stricter terms segment.py gives.
 
 Which tails are complete. The text after the last piece start may still grow, so it stays
 pending until it is known complete:
@@ -58,8 +61,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from resolver.memory.harness import FRAME_ACKNOWLEDGEMENT, FRAME_INSTRUCTION, FRAME_OPENING
+from resolver.text import segment
 from resolver.text.facts import (BOM, HEADER, MAX_SERIAL, Fact, parse_fact_block,
-                                 parse_fact_lines, too_large, TOO_LARGE_EXPECTED)
+                                 parse_fact_lines, reads_as_fact, too_large, TOO_LARGE_EXPECTED)
+from resolver.text.segment import SERIAL as _SERIAL, number as _number
 
 # What is passed over, by kind (IngestResult.passed_over counts them under these names).
 FRAMING, INSTRUCTION, ACKNOWLEDGEMENT, HEADER_KIND, REPEAT = (
@@ -87,10 +92,6 @@ _LITERALS = (FRAME_OPENING, FRAME_INSTRUCTION, FRAME_ACKNOWLEDGEMENT, HEADER)
 _SHAPE_START = re.compile("[" + re.escape("".join(sorted({lit[0] for lit in _LITERALS}))) + "]")
 _LONGEST = max(len(lit) for lit in _LITERALS)
 
-# A piece's own serial, at its start.
-_SERIAL = re.compile(r"(\d+)\. ")
-# Inside a line: a full stop, blanks, then "N. " (the serial's position is group 1's start).
-_CANDIDATE = re.compile(r"(?<=\.)[ \t]+(\d+)\. ")
 # The fast cut: every such place becomes a line break.
 _CUT = re.compile(r"\.[ \t]+(?=\d+\. )")
 # Where a piece may start: after a line break, or at a serial after a full stop and blanks.
@@ -103,18 +104,6 @@ _START_CHARS = frozenset(" \t0123456789.")
 # digits (or the first of them), with or without its full stop and blank ("Apple. 1", "Apple.
 # 1.", "Apple. 12." on the way to "Apple. 123. ").
 _SERIAL_FRAGMENT = re.compile(r"(?<=\.)[ \t]+(\d+)(?:\.[ \t]*)?\Z")
-# A number past this many digits is above MAX_SERIAL however it goes on: it is not converted.
-_SERIAL_DIGITS = len(str(MAX_SERIAL))
-
-
-def _number(digits: str) -> int:
-    """A serial's digits as a number for the reader's decisions; any number above MAX_SERIAL
-    reads as MAX_SERIAL + 1 (never the next serial, and never a ValueError for a 5,000-digit
-    one)."""
-    digits = digits.lstrip("0") or "0"
-    if len(digits) > _SERIAL_DIGITS:
-        return MAX_SERIAL + 1
-    return min(int(digits), MAX_SERIAL + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +322,8 @@ class FactReader:
         region = body[:cut]
         if not region.strip():
             return True
+        if segment.GLUED.search(region):
+            return False             # a blank the chunker dropped: `split_line` decides
         parts, at = [], 0
         for m in _CUT.finditer(body):
             if m.end() > cut:
@@ -366,53 +357,11 @@ class FactReader:
         previous = self.last_serial
         for i, line in enumerate(lines):
             terminated = final or i < len(lines) - 1
-            done, rest, previous = self._pieces_of(line, terminated, previous)
+            done, rest, previous = segment.split_line(line, terminated, previous,
+                                                      reads_as_fact)
             pieces.extend(done)
         self._classify(pieces)
         return rest
-
-    def _pieces_of(self, line: str, terminated: bool, previous: int | None
-                   ) -> tuple[list[str], str, int | None]:
-        """The complete pieces of one line, the text left pending (an unterminated line's last
-        piece), and the last serial seen."""
-        pieces: list[str] = []
-        start = 0
-        own = _SERIAL.match(line.lstrip())
-        current = _number(own.group(1)) if own else None
-        candidates = list(_CANDIDATE.finditer(line))
-        for j, m in enumerate(candidates):
-            number = _number(m.group(1))
-            anchor = current if current is not None else previous
-            if anchor is None or number != anchor + 1:
-                # Text with no serial of its own ("junk text. 2. The capital ...") is no fact
-                # whatever follows: only the text after the serial must read as one.
-                if current is not None and not self._fits(line[start:m.start()]):
-                    continue
-                following = next((c for c in candidates[j + 1:]
-                                  if _number(c.group(1)) == number + 1), None)
-                if following is None and not terminated:
-                    return pieces, line[start:], previous     # undecided until more arrives
-                if not self._fits(line[m.start(1):following.start() if following else None]):
-                    continue
-            piece = line[start:m.start()].strip()
-            if piece:
-                pieces.append(piece)
-            if current is not None:
-                previous = current
-            start, current = m.start(1), number
-        if not terminated:
-            return pieces, line[start:], previous
-        piece = line[start:].strip()
-        if piece:
-            pieces.append(piece)
-            if current is not None:
-                previous = current
-        return pieces, "", previous
-
-    @staticmethod
-    def _fits(text: str) -> bool:
-        text = text.strip()
-        return bool(text) and "\n" not in text and parse_fact_block([text]) is not None
 
     def _classify(self, pieces: list[str]) -> None:
         """Parse the pieces (one pass) and apply the serial rules in arrival order."""

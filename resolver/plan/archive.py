@@ -300,9 +300,10 @@ def list_plan_sets(root: str | Path | None = None) -> list[dict]:
         return []
     out = []
     for folder in sorted(p for p in base.iterdir() if p.is_dir() and SET_ID.match(p.name)):
-        if not (folder / MANIFEST_FILE).exists() and not (folder / SUMS_FILE).exists():
-            # a folder that holds no set at all (an empty one, a stray copy): said so, not
-            # listed as a set whose checksums fail
+        if not (folder / MANIFEST_FILE).exists():
+            # a folder that holds no set (an empty one, a stray copy, plans.jsonl and
+            # SHA256SUMS without the manifest that says what they are): said so, not listed as
+            # a set whose checksums fail, with no count made up
             out.append({"set_id": folder.name, "planner": None, "model": None, "level": None,
                         "temperature": None, "count": None, "fallback_count": None,
                         "all_failed": False, "created": None, "ok": False, "set": False,

@@ -18,6 +18,12 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_BODY = 16 * MIB
 DEFAULT_CACHE = 512 * MIB      # about 20 memories of the 262K context, warm (cache.py)
+# The largest sizes taken: a body of 4 GiB is past any harness's request (the 262K context is
+# 1.2 MB), and a cache of 10^6 MiB (about 1 TB) past any machine's memory; a larger number (a
+# typo, 1e300) is refused at startup rather than served until a reply cannot write it (orjson
+# holds 64-bit integers only: /v1/models failed with 500).
+MAX_BODY = 4096 * MIB
+MAX_CACHE = 1_000_000 * MIB
 OWN_MODEL = "factres"          # always accepted, always listed
 KEY_CHARACTERS = "printable ASCII (letters, digits, punctuation; spaces only inside the key)"
 
@@ -71,10 +77,14 @@ class ServeConfig:
                              expected="--api-key KEY, or a loopback host such as 127.0.0.1")
         if not 0 <= self.port <= 65535:
             raise InputError(f"port {self.port} is out of range", expected="0 to 65535")
-        if self.max_body < 1:
-            raise InputError("the body limit must be positive", expected="a size in MB")
-        if self.cache_bytes < 0:
-            raise InputError("the cache budget must not be negative", expected="a size in MB")
+        if not 1 <= self.max_body <= MAX_BODY:
+            raise InputError("the body limit must be positive" if self.max_body < 1 else
+                             f"a body limit of {self.max_body:,} bytes is too large",
+                             expected=f"a size in MB, at most {MAX_BODY // MIB:,}")
+        if not 0 <= self.cache_bytes <= MAX_CACHE:
+            raise InputError("the cache budget must not be negative" if self.cache_bytes < 0
+                             else f"a cache budget of {self.cache_bytes:,} bytes is too large",
+                             expected=f"a size in MB, at most {MAX_CACHE // MIB:,}")
         unknown = [s for s in self.plan_sets if s.removeprefix("live:") not in LIVE_SETS]
         if unknown or not self.plan_sets:
             raise InputError(f"unknown live plan set {unknown[0]!r}" if unknown

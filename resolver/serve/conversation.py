@@ -56,6 +56,14 @@ REPORTS_SHOWN = 20                  # reports a reply lists (all are counted)
 _SERIAL_LIKE = re.compile(r"\d\. ")
 _ENDS = tuple(end + blank for end in ".!?" for blank in " \n\t\r")
 _NONBLANK = re.compile(r"\S")
+# A last sentence that opens like a numbered fact, and where a question may start inside it:
+# after a full stop, "!" or "?" followed by other non-blanks (a control character, a quote) and
+# a blank; else at a capitalised question word after a blank.
+_SERIAL_BEFORE = re.compile(r"(?<!\S)\d+\.[ \t]+\Z")
+_SERIAL_WINDOW = 64
+_LOOSE_END = re.compile(r"[.!?][^\w\s]+\s+")
+_ASKING = re.compile(r"\s+(?=(?:Who|Whom|Whose|What|Which|Where|When|How|Name|Identify|Give|"
+                     r"Tell|List|Find)\b)")
 # A memory part's hash reads its shape (each message's role and length) and SAMPLES + 2 short
 # windows of its text spread over the whole part, at places set by the lengths alone (so equal
 # parts hash alike): cheap whatever the number of messages, and enough to tell contexts apart;
@@ -229,8 +237,28 @@ def find_question(text: str) -> tuple[int, str, str]:
     while start < end and text[start].isspace():
         start += 1
     if text.endswith("?", 0, end):
+        start = _after_fact_like(text, start, end)
         return start, text[start:end], LAST_SENTENCE
     return 0, text, WHOLE_MESSAGE
+
+
+def _after_fact_like(text: str, start: int, end: int) -> int:
+    """Where the question starts when its sentence follows a serial, as a numbered fact does
+    ("1. Tim Cook is employed by Google.\x00 Who is Tim Cook employed by?": the fact's full
+    stop is not followed by a blank, or it has none): after the last full stop followed by
+    other non-blanks and a blank, else before the last capitalised question word. The text
+    before it is memory, so the fact that did not parse is reported, as on a line of its own.
+    `start` is unchanged when no serial comes before it, or no such place is found ("1. Who is
+    Tim Cook employed by?" is a numbered question)."""
+    if not _SERIAL_BEFORE.search(text, max(0, start - _SERIAL_WINDOW), start):
+        return start
+    cut = None
+    for cut in _LOOSE_END.finditer(text, start, end):
+        pass
+    if cut is None:
+        for cut in _ASKING.finditer(text, start, end):
+            pass
+    return start if cut is None else cut.end()
 
 
 def _blank_end(text: str, end: int) -> int:

@@ -14,7 +14,9 @@ goes on without the cache and its notes say so.
 
 Facts are stored as columns (one list per field, relations as indexes into a name list): that
 is the layout orjson reads fastest, and a warm load of the 262K context takes a few tens of ms.
-The line text of each fact is not stored: it is cut from the context itself."""
+The line text of each fact is not stored: it is cut from the context itself, except on a line
+that held several facts (`ParseResult.several`), whose facts and unparsed pieces each keep their
+piece's text."""
 from __future__ import annotations
 
 import hashlib
@@ -22,19 +24,20 @@ import os
 import tempfile
 from dataclasses import replace
 from functools import lru_cache
-from itertools import repeat
 from pathlib import Path
 
 import orjson
 
 from resolver._version import __version__
 from resolver.text import grammar
-from resolver.text.facts import Fact, Lines, ParseResult, UnparsedLine, normalise, parse_context
+from resolver.text.facts import (Fact, Lines, ParseResult, UnparsedLine, normalise,
+                                 parse_context, several_note)
 
 ENV = "FACTRES_CACHE"
 # Bumped when the file layout below changes; part of the key, so old files are never misread.
-# 2: the entry's own sha256 on its first line.
-FORMAT = 2
+# 2: the entry's own sha256 on its first line. 3: lines that held several facts, with their
+# pieces' texts.
+FORMAT = 3
 DIGEST = 64           # hex characters of a sha256: the first line of an entry
 
 
@@ -48,7 +51,7 @@ def cache_dir() -> Path:
 
 
 # The code whose output the cache holds: a change to either makes every entry stale.
-PARSING_CODE = ("facts.py", "grammar.py")
+PARSING_CODE = ("facts.py", "grammar.py", "segment.py")
 
 
 @lru_cache(maxsize=None)
@@ -128,14 +131,22 @@ def _entry(data: bytes, key: str, text: str, path: str | None,
         names: dict[str, str] = {}
         subjects = [names.setdefault(n, n) for n in columns["subject"]]
         objects = [names.setdefault(n, n) for n in columns["object"]]
+        # A fact of a line that held several keeps its piece's text (and serial) itself.
+        sources: list = [lines] * len(numbers)
+        for index, piece in obj["pieces"]:
+            sources[index] = piece
         facts = tuple(map(Fact, columns["serial"], subjects,
                           [relations[i] for i in columns["relation"]], objects,
-                          numbers, repeat(lines, len(numbers))))
+                          numbers, sources))
         if len(facts) != obj["count"]:
             return None
-        unparsed = tuple(UnparsedLine(n, lines[n - 1], reason) for n, reason in obj["unparsed"])
+        unparsed = tuple(UnparsedLine(n, rest[0] if rest else lines[n - 1], reason)
+                         for n, reason, *rest in obj["unparsed"])
+        several = tuple(obj["several"])
+        if several:
+            notes += (several_note(several),)
         return ParseResult(facts, unparsed, obj["lines"], obj["has_header"], path,
-                           obj["blank_lines"], notes)
+                           obj["blank_lines"], notes, several)
     except (orjson.JSONDecodeError, KeyError, TypeError, IndexError, ValueError):
         # A truncated or foreign file: parse afresh and overwrite it.
         return None
@@ -146,6 +157,7 @@ def _write(file: Path, key: str, result: ParseResult) -> str | None:
     relations = sorted({f.relation for f in result.facts})
     number = {name: i for i, name in enumerate(relations)}
     facts = result.facts
+    several = frozenset(result.several)
     obj = {
         "key": key,
         "format": FORMAT,
@@ -161,7 +173,10 @@ def _write(file: Path, key: str, result: ParseResult) -> str | None:
             "object": [f.object for f in facts],
             "line": [f.line for f in facts],
         },
-        "unparsed": [[u.line, u.reason] for u in result.unparsed],
+        "unparsed": [[u.line, u.reason, u.text] if u.line in several else [u.line, u.reason]
+                     for u in result.unparsed],
+        "several": list(result.several),
+        "pieces": [[i, f.text] for i, f in enumerate(facts) if f.line in several],
     }
     folder = file.parent
     try:

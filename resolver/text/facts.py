@@ -24,8 +24,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from resolver.errors import InputError
-from resolver.text import grammar
+from resolver.text import grammar, segment
 from resolver.text.frozen import Frozen
+from resolver.text.segment import MAX_SERIAL
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -35,10 +36,8 @@ HEADER = "Here is a list of facts:"
 BOM = "\ufeff"
 NOTE_BOM = "byte-order mark removed"
 NOTE_CRLF = "CRLF line endings read as LF"
-# The largest serial factres takes: the largest signed 64-bit integer, which every writer of its
-# results (orjson, numpy, CP-SAT) holds exactly. A serial above it is refused at parse time,
-# naming the line, rather than failing later in the parse cache or the run's output.
-MAX_SERIAL = 2**63 - 1
+# MAX_SERIAL (segment.py): a serial above it is refused at parse time, naming the line, rather
+# than failing later in the parse cache or the run's output.
 # Python refuses to read (or write) an integer of more digits than this
 # (`sys.get_int_max_str_digits`); a serial longer than that is never converted.
 _MAX_DIGITS = 4300
@@ -225,6 +224,15 @@ class ParseResult:
     path: str | None = None
     blank_lines: int = 0
     notes: tuple[str, ...] = field(default=())   # input quirks handled (BOM, CRLF)
+    # Lines that held more than one fact ("0. ... Apple. 1. ... Google."), read piece by
+    # piece (segment.py): their facts and unparsed pieces carry the piece's own text.
+    several: tuple[int, ...] = ()
+
+
+def several_note(lines: tuple[int, ...]) -> str:
+    """The note of a parse whose lines held several facts each (`ParseResult.several`)."""
+    return (f"{len(lines)} line(s) hold more than one numbered fact (the first: line "
+            f"{lines[0]}): each fact read on its own, numbered with its line")
 
 
 class FactBuilder:
@@ -354,9 +362,72 @@ def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (
             facts, unparsed = _parse_line_by_line(parser, builder, source, count)
         finally:
             builder.lines, builder.line_offset, builder.names = [], 0, {}
+    facts, unparsed, several = _split_lines(source, text, facts, unparsed)
+    if several:
+        notes += (several_note(several),)
     _check_serials(facts, path)
     return ParseResult(tuple(facts), tuple(unparsed), count - blank, has_header, path,
-                       blank, notes)
+                       blank, notes, several)
+
+
+def reads_as_fact(text: str) -> bool:
+    """Whether `text` (one piece of a line) reads as one fact: what `segment.split_line` asks."""
+    text = text.strip()
+    return bool(text) and "\n" not in text and parse_fact_block([text]) is not None
+
+
+def _split_lines(source: Lines, text: str, facts: list[Fact], unparsed: list[UnparsedLine]
+                 ) -> tuple[list[Fact], list[UnparsedLine], tuple[int, ...]]:
+    """The parse with each line that holds several facts read piece by piece, as the memory
+    cuts it (`segment.split_line`, given the serial before the line): the line's one reading
+    (a fact whose subject runs over the first facts, or an unparsed line) is replaced by its
+    pieces' facts and unparsed pieces, each with the line's number and the piece's text.
+
+    Only a line the cheap pre-check finds (a full stop, then a serial: one regex pass over the
+    text, about 1% of the 262K context's parse) goes through the segmenter; the official
+    contexts have two such hits, "7373. 1. FFC Frankfurt is ...", both at the full stop of the
+    line's own serial, which is never a cut: they are passed over at once."""
+    numbers, line, at = [], 1, 0
+    for m in segment.MAYBE_SEVERAL.finditer(text):
+        line += text.count("\n", at, m.start())
+        at = m.start()
+        begin = text.rfind("\n", 0, m.start()) + 1
+        if text[begin:m.start()].isdigit():
+            continue         # the full stop of the line's own serial ("7373. 1. FFC ..."): no cut
+        if not numbers or numbers[-1] != line:
+            numbers.append(line)
+    if not numbers:
+        return facts, unparsed, ()
+    out_facts: list[Fact] = []
+    out_unparsed: list[UnparsedLine] = []
+    several: list[int] = []
+    f = u = 0
+    for number in numbers:
+        end = bisect_left(facts, number, f, key=_line_of)
+        out_facts += facts[f:end]
+        f = end
+        end = bisect_left(unparsed, number, u, key=_line_of)
+        out_unparsed += unparsed[u:end]
+        u = end
+        previous = out_facts[-1].serial if out_facts else None
+        pieces, _, _ = segment.split_line(source[number - 1], True, previous, reads_as_fact)
+        if len(pieces) < 2:
+            continue
+        f = bisect_left(facts, number + 1, f, key=_line_of)
+        u = bisect_left(unparsed, number + 1, u, key=_line_of)
+        found, bad = parse_fact_lines(pieces)
+        # Each fact keeps its own (serial, text): the line's slot in `Lines` holds one serial.
+        out_facts += [Fact(x.serial, x.subject, x.relation, x.object, number, x.text)
+                      for x in found]
+        out_unparsed += [UnparsedLine(number, x.text, x.reason) for x in bad]
+        several.append(number)
+    out_facts += facts[f:]
+    out_unparsed += unparsed[u:]
+    return out_facts, out_unparsed, tuple(several)
+
+
+def _line_of(item: Fact | UnparsedLine) -> int:
+    return item.line
 
 
 def parse_line(raw: str, fast: bool = True) -> Fact:
