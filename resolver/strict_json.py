@@ -80,7 +80,27 @@ def repeated_key(text: str | bytes) -> tuple[str, str] | None:
     return _find(json.loads(text, object_pairs_hook=_mark)) or ("", "?")
 
 
-def _refuse_repeated(text: str | bytes, path: str | None, line: int | None) -> None:
+# The end of a key: its closing quote, blanks, the colon. Every key of a document ends so; text
+# inside a string can too (an escaped quote before a colon), the same in the file and in
+# orjson's writing of the value, unless the file spelled a quote as a \\u escape.
+_KEY_END = re.compile(rb'"[ \t\r\n]*:')
+
+
+def _refuse_repeated(text: str | bytes, value: Any, path: str | None,
+                     line: int | None) -> None:
+    # Fast path, since every command reads run and oracle folders whole: orjson keeps one
+    # value per key, so a key written twice leaves fewer key ends in orjson's writing of the
+    # value than in the file (and no more text in strings). Equal counts mean no key was
+    # written twice; only otherwise (or with \u escapes, which may spell a quote) does the
+    # standard library's parser look for the repeat.
+    raw = text.encode("utf-8") if isinstance(text, str) else text
+    if b"\\u" not in raw:
+        try:
+            written = orjson.dumps(value)
+        except orjson.JSONEncodeError:      # nested deeper than orjson writes: the slow path
+            written = b""
+        if len(_KEY_END.findall(raw)) == len(_KEY_END.findall(written)):
+            return
     _refuse_found(repeated_key(text), path, line)
 
 
@@ -134,7 +154,7 @@ def loads(data: str | bytes, *, path: str | None = None, line: int | None = None
     except orjson.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc}", path=path, line=line,
                          expected=what) from None
-    _refuse_repeated(data, path, line)
+    _refuse_repeated(data, value, path, line)
     return value
 
 

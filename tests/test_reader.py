@@ -165,6 +165,26 @@ def test_a_key_twice_is_found_wherever_it_is():
         {"a": {"b": 1}, "c": [{"b": 2}]}
 
 
+@pytest.mark.parametrize("doc, where", [
+    (b'{"a": 1, "a" : 2}', "the top-level object"),                  # blanks before a colon
+    (b'{"a": "\\u0022:", "a": 1}', "the top-level object"),          # a quote spelled \u0022
+    (b'{"s": "x\\" :", "s": "\\" :"}', "the top-level object"),     # key ends inside strings
+    (b'[{"k": "\\":"}, {"y": 1, "y": 1}]', r"\[1\]"),
+    (b"[" * 300 + b'{"a": 1, "a": 2}' + b"]" * 300, r"\[0\]" * 3),     # deeper than orjson writes
+])
+def test_a_key_twice_is_found_past_the_fast_count(doc, where):
+    # The reader counts key ends in the file and in orjson's writing of the value; these are
+    # the documents where the two could be fooled, each still refused.
+    with pytest.raises(InputError, match=f"given twice in {where}"):
+        loads(doc, path="f.json")
+
+
+def test_strings_that_look_like_keys_are_no_repeat():
+    assert loads(b'{"s": "a\\":b", "t": "\\u0022 :"}') == {"s": 'a":b', "t": '" :'}
+    deep = b"[" * 300 + b'{"a": 1}' + b"]" * 300
+    assert loads(deep, path="f.json") is not None
+
+
 def test_nan_only_where_allowed_and_no_lone_surrogates():
     assert loads('{"x": NaN}', path="h.json", allow_nan=True)["x"] != 0
     with pytest.raises(InputError, match="not valid JSON"):
