@@ -73,6 +73,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -268,10 +269,13 @@ class Server:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
+        # The server's messages go to a file, shown if it does not start (a missing `serve`
+        # extra, say): discarded, they left only "did not start" and a traceback.
+        self.errors = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from oracle.cli import main; main()", "serve",
              "--port", str(self.port), "--cache-mb", str(cache_mb), "--no-access-log"],
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=self.errors)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -280,7 +284,9 @@ class Server:
             except OSError:
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     self.stop()
-                    raise RuntimeError("factres serve did not start")
+                    self.errors.seek(0)
+                    raise SystemExit("factres serve did not start: "
+                                     + (self.errors.read().strip() or "no message"))
                 time.sleep(0.1)
 
     def get(self, path: str) -> dict:
