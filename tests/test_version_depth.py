@@ -151,3 +151,20 @@ def test_many_versions_of_one_fact_take_the_same_walk():
         _answer_all_of(store, ONE_KEY_QUESTIONS)
         counts.append({k: search_hops.WORK[k] - before[k] for k in before})
     assert counts[0] == counts[1]
+
+
+def test_a_hop_says_it_passes_over_versions_without_listing_them():
+    # Confidence asks only whether a winner's hop read a key with other versions: answered
+    # from the key's length, the list of thousands of (serial, line) pairs is never made.
+    store = FactStore(parse_context(_context(3)).facts)
+    for relation, entity, n in (("capital", "Norland", 9), ("married_to", "Vale", 3)):
+        hops = search_hops.hops_over(store, entity, relation)
+        assert len(hops) == n
+        for hop in hops:
+            lazy = callable(object.__getattribute__(hop, "_passed"))
+            said = hop.passes_over
+            assert lazy == callable(object.__getattribute__(hop, "_passed"))  # still unmade
+            assert said == bool(hop.passed_over)
+    single = FactStore(parse_context(_context(1)).facts)
+    assert [h.passes_over for h in search_hops.hops_over(single, "Vale", "married_to")] == \
+        [False]

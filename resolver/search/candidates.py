@@ -64,6 +64,16 @@ class Hop(Frozen):
             _set(self, "_passed", passed)
         return passed
 
+    @property
+    def passes_over(self) -> bool:
+        """Whether the key has versions other than this hop's: `bool(passed_over)`, without
+        making the list when it is not made yet (a key may have thousands)."""
+        passed = self._passed
+        if callable(passed):
+            cheap = getattr(passed, "any", None)
+            return cheap() if cheap is not None else bool(self.passed_over)
+        return bool(passed)
+
     def to_json(self) -> dict:
         return {"subject": self.subject, "relation": self.relation, "object": self.object,
                 "serial": self.serial, "line": self.line, "text": self.text,

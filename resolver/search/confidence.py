@@ -96,7 +96,7 @@ def assess(winner: Candidate | None, candidates: tuple[Candidate, ...] = ()) -> 
     reverse = [h.relation for h in winner.hops if h.reverse]
     if reverse:
         signals.append((1, "followed back from object to subject: " + ", ".join(reverse)))
-    rewritten = [i for i, h in enumerate(winner.hops, 1) if h.passed_over]
+    rewritten = [i for i, h in enumerate(winner.hops, 1) if h.passes_over]
     if len(rewritten) >= REWRITTEN_HOPS:
         signals.append((1, "hops " + ", ".join(map(str, rewritten)) + " read keys with other "
                            "versions"))

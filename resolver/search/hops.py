@@ -31,6 +31,11 @@ class _PassedOver:
     def __init__(self, ids, own: int, evidence) -> None:
         self._ids, self._own, self._evidence = ids, own, evidence
 
+    def any(self) -> bool:
+        """Whether the key has another version, without making the list: the hop's own
+        version is one of the key's."""
+        return len(self._ids) > 1
+
     def __call__(self) -> tuple[tuple[int, int], ...]:
         ids = self._ids
         oldest_first = ids.oldest_first() if hasattr(ids, "oldest_first") else sorted(ids)
@@ -95,20 +100,25 @@ class _KeyHops:
     def _reverse(self) -> list[Hop]:
         store, entity, relation = self._store, self._entity, self._relation
         out = []
-        # A subject that revised its fact many times is named here once per version: its
-        # head is read once.
-        heads: dict[str, object] = {}
+        # A subject that revised its fact many times is named here once per version, and
+        # only its newest fact here can be its head (the key's newest version): read newest
+        # first, each subject (as written) is decided once, at its newest fact, and its
+        # older facts cost one set lookup.
+        decided: set[str] = set()
         own = norm(entity)
-        for fact in _symmetric_naming(store, entity, relation):
+        for fact in reversed(_symmetric_naming(store, entity, relation)):
             subject = fact.subject
-            head = heads.get(subject)
-            if head is None:
-                head = heads[subject] = False if norm(subject) == own else \
-                    (store.head(subject, relation) or False)
+            if subject in decided:
+                continue
+            decided.add(subject)
+            if norm(subject) == own:
+                continue
+            head = store.head(subject, relation)
             # Lines first: they differ for every other fact, and read at no cost.
             if head and head.line == fact.line and head.serial == fact.serial:
                 out.append(Hop(self._subject, relation, subject, fact.serial, fact.line,
                                fact.text, 0, True, (), head.status))
+        out.reverse()               # in serial order, as the facts name the entity
         return out
 
     def every(self) -> list[Hop]:
