@@ -110,12 +110,12 @@ def test_v03_a_prediction_against_its_untouched_trace_is_refused_everywhere(runs
                                "(expected the trace of the prediction (edited?))")
 
 
-def test_v03_a_run_without_traces_reads_for_its_scores_with_a_note(base):
+def test_v03_a_run_without_traces_is_refused_since_w12(base):
+    # it read with a note until verification W12: a resolver run always writes its traces
     (base / "traces.jsonl").unlink()
-    result = invoke("table", base)
-    assert result.exit_code == 0, result.output
-    assert result.output.endswith("note: base: no traces.jsonl: its predictions are not "
-                                  "checked against the resolver's traces\n")
+    clean_error(invoke("table", base), f"{base}: the run has no traces.jsonl (deleted?): a "
+                "resolver run (search mode) writes one row per question, and its predictions "
+                "are not read without it (expected the traces.jsonl the run wrote)")
 
 
 # ---- V04: a winner of no hop --------------------------------------------------------------------
