@@ -426,9 +426,10 @@ def check_nbest(path: Path, payload: dict) -> None:
     for source, summary in payload["sources"].items():
         total = summary["questions"]
         where = f"sources.{source}"
-        if not 0 <= summary["rerun_agrees"] <= total:
-            raise _edited(file, f"{where}.rerun_agrees is {summary['rerun_agrees']} of "
-                          f"{total} questions", "0 <= rerun_agrees <= questions")
+        for name in ("rerun_agrees", "abstained"):
+            if name in summary and not 0 <= summary[name] <= total:
+                raise _edited(file, f"{where}.{name} is {summary[name]} of {total} questions",
+                              f"0 <= {name} <= questions")
         before: dict[str, int] = {}
         for i, step in enumerate(summary["by_n"]):
             at = f"{where}.by_n[{i}]"
