@@ -30,7 +30,13 @@ from collections import defaultdict
 from resolver.errors import InputError
 from resolver.haystack import read_row, read_rows
 from resolver.run.derived import abstained
-from resolver.run.reader import RunFolder, locate_data, read_run, resolver_answer
+from resolver.run.reader import (
+    RunFolder,
+    locate_data,
+    read_run,
+    refuse_copies,
+    resolver_answer,
+)
 from resolver.run.result_schema import RESOLVER_KIND, run_kind
 from resolver.search.confidence import LEVELS
 
@@ -260,13 +266,7 @@ def analyse(run_refs, root=None):
     """`factres oracle calibration RUN [RUN ...]`."""
     from .report import Analysis
     runs = [read_run(ref, root) for ref in run_refs]
-    seen: dict = {}
-    for ref, run in zip(run_refs, runs):
-        where = run.path.resolve()
-        if where in seen:
-            raise InputError(f"run {run.name} is given twice ({seen[where]!r} and {str(ref)!r})",
-                             expected="each run once")
-        seen[where] = str(ref)
+    refuse_copies(run_refs, runs)        # by path, and by content (verification W03)
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         # two folders of one name (in two places) would give one name two rows

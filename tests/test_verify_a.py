@@ -313,7 +313,7 @@ def test_v14_a_copy_of_an_nbest_folder_is_refused(tmp_path):
     result = invoke("tables", "oracle-nbest-dev-6k-search-reading", copy, "--out",
                     tmp_path / "t")
     refused(result, "folders oracle-nbest-dev-6k-search-reading and nb-$x$ hold the same "
-                    "nbest.json (sha256 ", "a copy (expected each folder once)")
+                    "nbest.json content (sha256 ", "a copy (expected each folder once)")
     assert not (tmp_path / "t").exists()
 
 
@@ -324,7 +324,7 @@ def test_v14_a_copy_in_the_results_dir_is_read_once_with_a_warning(runs, tmp_pat
     result = invoke("tables", "--results-dir", results, "--table", "mab-fc")
     assert result.exit_code == 0, result.output
     assert "warning: skipped base-copy: the same run (run id base, the same " \
-           "predictions.jsonl) as base: a copy, read once" in result.output
+           "prediction rows) as base: a copy, read once" in result.output
     assert "| base-copy |" not in (results / "tables" / "mab-fc.md").read_text()
 
 

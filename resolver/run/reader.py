@@ -458,6 +458,51 @@ def _bundled_with(sha256: str) -> Path | None:
     return None
 
 
+# ---- copies: one folder's content under another path --------------------------------------
+def value_sha256(value: Any) -> str:
+    """The sha256 of a parsed JSON value written canonically (orjson, sorted keys, compact):
+    the same for a file re-serialised, re-indented or with its keys in another order."""
+    import json
+
+    import orjson
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        # an integer past 64 bits, which orjson does not write: the standard library does
+        data = json.dumps(value, sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def run_content(run: RunFolder) -> tuple[str, str]:
+    """What makes two run folders one run (a copy under another path): meta.json's run id
+    and the sha256 of its prediction rows, parsed and ordered by question id
+    (`value_sha256`), so re-serialising or reordering the files makes no other run
+    (verification W03). Two runs of one configuration have their own ids."""
+    rows = sorted(run.predictions, key=lambda r: r["qid"])
+    return run.run_id, value_sha256(rows)
+
+
+def refuse_copies(refs, runs: list[RunFolder]) -> None:
+    """Each run once, by its path and by its content (`run_content`): a run given twice, or
+    with a copy of it, would count its questions twice, as if two runs agreed."""
+    seen: dict[Path, str] = {}
+    copies: dict[tuple[str, str], tuple[str, RunFolder]] = {}
+    for ref, run in zip(refs, runs):
+        where = run.path.resolve()
+        if where in seen:
+            raise InputError(f"run {run.name} is given twice ({seen[where]!r} and {str(ref)!r})",
+                             expected="each run once")
+        seen[where] = str(ref)
+        key = run_content(run)
+        if key in copies:
+            first_ref, first = copies[key]
+            raise InputError(f"runs {first.name} and {run.name} are one run: the same run id "
+                             f"{run.run_id!r} and the same prediction rows ({first_ref!r} and "
+                             f"{str(ref)!r}): a copy", expected="each run once")
+        copies[key] = (str(ref), run)
+
+
 # Within one process a data file is hashed and its questions read once: `factres tables` over
 # many runs of one data file checks them all against it. A file is known by its resolved path,
 # size and modification time, so one edited meanwhile is read again.
