@@ -14,7 +14,7 @@ import orjson
 from run_folders import rewrite_lines
 from test_audit3 import (
     MH,
-    NO82,
+    SH,
     _copy,
     _run_of,
     abst,  # noqa: F401  (fixtures)
@@ -23,7 +23,6 @@ from test_audit3 import (
     edit_json,
     hostile_rows,
     invoke,
-    row_of,
     runs,  # noqa: F401
 )
 from test_verify_a import _forge_no82, refused, rows_of
@@ -91,15 +90,17 @@ def test_w11_oracle_nbest_of_an_abstaining_run_marks_success_and_says_what_agree
                            f"questions abstained from) on: {MH} 100/100 (")
     per_source = [int(n) for n in re.findall(r"\((\d+) abstained from\)", line)]
     rows = rows_of(runs["abst"] / "predictions.jsonl")
-    mh = sum(1 for r in rows if r["source"] == MH and r["reason"].startswith("abstained"))
-    assert per_source == [mh] and mh > 0
+    counted = [sum(1 for r in rows if r["source"] == source
+                   and r["reason"].startswith("abstained")) for source in (MH, SH)]
+    assert per_source == counted and sum(counted) == 73
     payload = orjson.loads((tmp_path / "nb" / "nbest.json").read_bytes())
-    assert payload["sources"][MH]["abstained"] == mh and payload["abstained"] == 73
+    assert [payload["sources"][s]["abstained"] for s in (MH, SH)] == counted
+    assert payload["abstained"] == 73
     # a run that abstains from nothing prints as before
     plain = invoke("oracle", "nbest", runs["base"], "--out", tmp_path / "nb2")
     assert plain.exit_code == 0, plain.output
-    assert "¶" not in plain.stdout
-    assert f"agrees with the run's answer on: {MH} 100/100.\n" in plain.stdout
+    assert "¶" not in plain.stdout and "abstained" not in plain.stdout
+    assert f"agrees with the run's answer on: {MH} 100/100, {SH} 100/100.\n" in plain.stdout
 
 
 # ---- W01: a ceiling row's flag against its contested keys ------------------------------------------

@@ -75,7 +75,7 @@ _ASKING = re.compile(r"(?:\s+|(?<=[.!?]))(?=(?:Who|Whom|Whose|What|Which|Where|W
 _INTERROGATIVE = re.compile(r"(?:Who|Whom|Whose|What|Which|Where|When|Why|How|(?:In|On|At|From|"
                             r"To|For|By|Of|With|Under|During|Since|After|Before|Through|Into|"
                             r"Over|Within) (?:which|what|whom|whose))\b")
-_SENTENCE_STARTS = re.compile(r"[.!?][ \t\r\f\v]+")
+_LINE_ENDS = tuple(end + blank for end in ".!?" for blank in " \t\r")
 _SERIAL_START = re.compile(r"\d+\.\s")
 # A memory part's hash reads its shape (each message's role and length) and SAMPLES + 2 short
 # windows of its text spread over the whole part, at places set by the lengths alone (so equal
@@ -259,25 +259,36 @@ def find_question(text: str) -> tuple[int, str, str]:
 def _interrogative_start(text: str, start: int, end: int) -> int | None:
     """The last sentence start on the question's line, up to `start` (the last sentence's),
     that opens with an interrogative ("What", "Who", "In which", ...) and comes after every
-    numbered fact of the line (not the text of one: "1. What Women Want was directed by ..."
-    is a fact); None when there is none, and the last sentence rule stands."""
+    numbered fact of the line (not the text of one: "1. What Women Want is ..." is a fact);
+    None when there is none, and the last sentence rule stands. Read backwards from `start`,
+    stopping at the line's last serial: a harness chunk is one long line of facts, and only
+    its end is read."""
     line = text.rfind("\n", 0, end) + 1
-    best, after_serial = None, False
-    at = line
-    while at <= start:
-        while at < start and text[at].isspace():
-            at += 1
+    at = start
+    while True:
         if _SERIAL_START.match(text, at):
-            best, after_serial = None, True
-        else:
-            if not after_serial and _INTERROGATIVE.match(text, at):
-                best = at
-            after_serial = False
-        found = _SENTENCE_STARTS.search(text, at, start)
-        if found is None:
-            break
-        at = found.end()
-    return best
+            return None
+        before = _sentence_before(text, line, at)
+        if _INTERROGATIVE.match(text, at) and (before is None
+                                                or not _SERIAL_START.match(text, before)):
+            return at
+        if before is None:
+            return None
+        at = before
+
+
+def _sentence_before(text: str, line: int, at: int) -> int | None:
+    """Where the sentence before the one starting at `at` starts, on the line from `line`
+    (after its own end and blanks, or the line's first non-blank); None when `at` is the
+    line's first sentence."""
+    ended = max(text.rfind(e, line, at) for e in _LINE_ENDS)
+    if ended < 0:
+        return None
+    earlier = max(text.rfind(e, line, ended) for e in _LINE_ENDS)
+    found = line if earlier < 0 else earlier + 2
+    while found < ended and text[found].isspace():
+        found += 1
+    return found
 
 
 def _after_fact_like(text: str, start: int, end: int) -> int:
