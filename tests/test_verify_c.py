@@ -247,14 +247,14 @@ def test_w03_a_run_copy_with_its_rows_reordered_is_a_copy_everywhere(runs, tmp_p
 
 # ---- W06, W07: where a plain question starts ------------------------------------------------------
 CONTEXT = ("Here is a list of facts:\n0. The author of Part 1. The Beginning is Tom Smith.\n"
-           "1. Wayne Rooney is a member of the sports team of D.C. United.\n"
+           "1. Wayne Rooney is a member of D.C. United.\n"
            "2. The capital of St. Kitts is Basseterre.\n")
 
 
 def test_w06_a_plain_question_naming_st_kitts_is_asked_whole():
     for question, answer in (("What is the capital of St. Kitts?", "Basseterre"),
                              ("Who is the author of Part 1. The Beginning?", "Tom Smith"),
-                             ("Which sports team is Wayne Rooney a member of?", "D.C. United")):
+                             ("Which team is Wayne Rooney a member of?", "D.C. United")):
         for text in (CONTEXT + question, CONTEXT + "Please answer. " + question):
             conversation = split((Message("user", text),))
             assert conversation.question == question, text
