@@ -17,8 +17,9 @@ above the label) and the precision at or above it (what `--abstain-below` that l
 Runs are named by their folders (a copy keeps meta.json's run id). The pool adds up the runs'
 questions, so it is made only when no question is in two of the runs (two systems over the same
 questions would count each twice): a question is the same by its id, or by its content (its
-text over the same context: the same rows under other ids or source names); otherwise the
-report says so and pools nothing. A run made
+text, blanks collapsed, over the same context, compared by its facts: the same rows under
+other ids or source names, with blanks added or not); otherwise the report says so and pools
+nothing. A run made
 with `--split test` is calibrated only on its unanswerable rows: the gold of a test run's other
 questions is never read (the protocol's blind set), and such a run is refused.
 Gold is read here and only here, after the runs are made."""
@@ -29,7 +30,13 @@ from collections import defaultdict
 from resolver.errors import InputError
 from resolver.haystack import read_row, read_rows
 from resolver.run.derived import abstained
-from resolver.run.reader import RunFolder, locate_data, read_run, resolver_answer
+from resolver.run.reader import (
+    RunFolder,
+    locate_data,
+    read_run,
+    refuse_copies,
+    resolver_answer,
+)
 from resolver.run.result_schema import RESOLVER_KIND, run_kind
 from resolver.search.confidence import LEVELS
 
@@ -37,6 +44,33 @@ from .gold import is_hit
 
 POOLED = "pooled"
 UNANSWERABLE_KEY = "unanswerable"       # row metadata.unanswerable: true
+
+
+def question_key(text: str) -> str:
+    """A question's text as the pool compares it: blanks collapsed and stripped."""
+    return " ".join(text.split())
+
+
+def context_key(haystack) -> str:
+    """A context as the pool compares it: the sha256 of its facts (serial, subject, relation,
+    object, names as the store looks them up: blanks collapsed, case folded), so a blank added
+    to its header or anywhere else between the facts leaves it the same; a context of no facts
+    by its lines with blanks collapsed (blank lines left out)."""
+    import hashlib
+
+    from resolver.store.fact_store import norm
+    digest = hashlib.sha256()
+    facts = haystack.parse.facts
+    if facts:
+        # in serial order, not line order: a blank line added moves the lines, not the facts
+        for fact in sorted((int(f.serial), norm(f.subject), f.relation, norm(f.object))
+                           for f in facts):
+            digest.update(repr(fact).encode("utf-8", "surrogatepass"))
+        return "facts:" + digest.hexdigest()
+    for line in haystack.text.splitlines():
+        if line.split():
+            digest.update((" ".join(line.split()) + "\n").encode("utf-8", "surrogatepass"))
+    return "text:" + digest.hexdigest()
 
 
 def unanswerable_qids(run: RunFolder) -> set[str]:
@@ -127,12 +161,16 @@ def calibration_report(runs: list[RunFolder]) -> dict:
         everything += records
         dataset, _ = run.load_data()          # read by judge already
         questions = {q.qid: q for q in dataset.questions}
+        contexts: dict[str, str] = {}
         for r in records:
             # one question by its id, or by its content (its text over the same context): two
             # systems over the same rows under other ids are the same questions (verification
-            # V13)
+            # V13), whatever blanks were added to the question or the context (W02)
             q = questions[r["qid"]]
-            keys = (("id", r["qid"]), ("content", q.text, q.context_sha256))
+            if q.context_sha256 not in contexts:
+                contexts[q.context_sha256] = context_key(dataset.haystack_of(q))
+            keys = (("id", r["qid"]),
+                    ("content", question_key(q.text), contexts[q.context_sha256]))
             first = next((owner[k] for k in keys if k in owner), None)
             if first is not None and first != run.name:
                 pair = (first, run.name)
@@ -228,13 +266,7 @@ def analyse(run_refs, root=None):
     """`factres oracle calibration RUN [RUN ...]`."""
     from .report import Analysis
     runs = [read_run(ref, root) for ref in run_refs]
-    seen: dict = {}
-    for ref, run in zip(run_refs, runs):
-        where = run.path.resolve()
-        if where in seen:
-            raise InputError(f"run {run.name} is given twice ({seen[where]!r} and {str(ref)!r})",
-                             expected="each run once")
-        seen[where] = str(ref)
+    refuse_copies(run_refs, runs)        # by path, and by content (verification W03)
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         # two folders of one name (in two places) would give one name two rows

@@ -17,12 +17,17 @@ every plan tried):
 
 Plans that produced no candidate do not appear in traces.jsonl and so count as not reaching the
 gold. The last N is the run itself: `rerun_agrees` counts questions whose re-selected answer
-equals the run's answer (it should be all of them)."""
+equals the resolver's own answer (it should be all of them). For a run made with
+`--abstain-below` that is the answer before the abstention, which its prediction left empty:
+success@N judges it too, so the summary, nbest.md and nbest.json (`abstain_below`, `abstained`,
+per source `abstained`) say so and mark success@N with ¶, as the paper tables do
+(verification W11)."""
 from __future__ import annotations
 
-from resolver.run.reader import RunFolder, candidate_of, read_run
+from resolver.run.derived import abstained as abstained_row
+from resolver.run.reader import RunFolder, candidate_of, read_run, resolver_answer
 from resolver.run.result_schema import RESOLVER_KIND
-from resolver.run.tables import abstention
+from resolver.run.tables import ABSTAINS, abstention
 from resolver.search.path_search import select
 
 from .gold import GoldMatcher, is_hit
@@ -59,13 +64,17 @@ def nbest_report(run: RunFolder) -> tuple[dict, list[dict]]:
                           "candidate_recall": any(hit[i] for i in idx),
                           "success": bool(chosen) and is_hit(chosen.answer, golds),
                           "answer": chosen.answer if chosen else ""})
+        # the resolver's own answer, also where the run abstained from it (left it unanswered)
         rows.append({"qid": qid, "source": q.source, "per_n": per_n,
                      "rerun_agrees": (per_n[-1]["answer"] if per_n else "")
-                     == row.get("resolver_answer", row.get("prediction", ""))})
+                     == resolver_answer(row, run.traces[qid]),
+                     "abstained": abstained_row(row)})
     summary = {}
+    abstains = abstention(run.meta) is not None
     for source in sorted({r["source"] for r in rows}):
         mine = [r for r in rows if r["source"] == source]
         summary[source] = {
+            **({"abstained": sum(r["abstained"] for r in mine)} if abstains else {}),
             "questions": len(mine),
             "rerun_agrees": sum(r["rerun_agrees"] for r in mine),
             "by_n": [{"n": n, "set": sets[n - 1],
@@ -79,10 +88,15 @@ def nbest_report(run: RunFolder) -> tuple[dict, list[dict]]:
     return {"plan_sets": sets, "sources": summary}, rows
 
 
-def nbest_markdown(run_id: str, report: dict) -> str:
+def nbest_markdown(run_id: str, report: dict,
+                   abstained: tuple[str, int, int] | None = None) -> str:
+    """nbest.md (what the command prints, too). `abstained`: the run's `abstention`, when it
+    was made with --abstain-below: success@N is marked ¶ and the agreement line says which
+    answer it compares."""
     from resolver import escape
 
     from .report import md_table
+    mark = ABSTAINS if abstained else ""
     out = [f"# Plan recall@N and success@N, run {escape.markdown(run_id)}\n",
            "Sets in the order tried: " + ", ".join(escape.markdown(s) for s in report["plan_sets"])
            + ". Plan recall: some "
@@ -95,7 +109,21 @@ def nbest_markdown(run_id: str, report: dict) -> str:
             table.append([source, r["n"], r["set"], v["questions"], r["plan_recall"],
                           r["strict_plan_recall"], r["candidate_recall"], r["success"]])
     out.append(md_table(["source", "N", "added set", "questions", "plan recall@N",
-                         "strict plan recall@N", "candidate recall@N", "success@N"], table))
+                         "strict plan recall@N", "candidate recall@N", f"success@N{mark}"],
+                        table))
+    if abstained:
+        level, n, total = abstained
+        out.append(f"\n{ABSTAINS} made with --abstain-below {level}: {n} of its {total} "
+                   "questions were left unanswered, and its EM counts them as wrong; success@N "
+                   "judges the answer the resolver selected, also where the run abstained from "
+                   "it.\n")
+        out.append("Re-selection over all sets agrees with the resolver's own answer (before "
+                   "the abstention: the run's prediction is empty on the questions abstained "
+                   "from) on: " + ", ".join(
+                       f'{escape.markdown(s)} {v["rerun_agrees"]}/{v["questions"]} '
+                       f'({v.get("abstained", 0)} abstained from)'
+                       for s, v in report["sources"].items()) + ".\n")
+        return "\n".join(out)
     out.append("\nRe-selection over all sets agrees with the run's answer on: " + ", ".join(
         f'{escape.markdown(s)} {v["rerun_agrees"]}/{v["questions"]}'
         for s, v in report["sources"].items())
@@ -115,12 +143,15 @@ def analyse(run_ref, root=None):
                                   "imported runs)")
     run.traces              # a missing or short traces.jsonl is refused before any work
     report, rows = nbest_report(run)
+    abstained = abstention(run.meta)
+    if not abstained:
+        for r in rows:
+            del r["abstained"]     # the rows of a run that abstains from nothing, as before
     payload = dict(report, command="nbest", run=run.name, run_id=run.run_id,
                    data=run.meta["data"], questions=rows)
-    abstained = abstention(run.meta)
     if abstained:
         # success@N judges the answer the resolver selected, before it abstained: the tables
         # mark such a run, whose own EM counts those questions as unanswered (verification V10)
         level, n, total = abstained
         payload.update(abstain_below=level, abstained=n)
-    return Analysis("nbest", run.name, payload, nbest_markdown(run.name, report))
+    return Analysis("nbest", run.name, payload, nbest_markdown(run.name, report, abstained))

@@ -118,8 +118,9 @@ def test_1_a_run_file_with_a_key_twice_is_refused(run):
 def test_2_explain_refuses_a_run_whose_traces_are_gone(run):
     (run / "traces.jsonl").unlink()
     clean_error(invoke("explain", run, missed(run)),
-                f"{run}: the run has no traces.jsonl (deleted?) (expected the traces.jsonl the "
-                "run wrote, one row per question)")
+                f"{run}: the run has no traces.jsonl (deleted?): a resolver run (search mode) "
+                "writes one row per question, and its predictions are not read without it "
+                "(expected the traces.jsonl the run wrote)")
 
 
 def test_2_explain_refuses_a_run_whose_traces_are_empty(run):

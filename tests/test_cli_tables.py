@@ -18,11 +18,10 @@ def invoke(*args):
 
 
 def unchecked(*runs: str) -> str:
-    """The notes on the hand-made score runs here: they have no traces and name no data, so
-    the reader says what it could not check of them (nothing is skipped silently)."""
-    return "".join(f"note: {run}: no traces.jsonl: its predictions are not checked against the "
-                   f"resolver's traces\nnote: {run}: meta.json names no data file: its questions "
-                   "and gold are not compared with any data\n" for run in runs)
+    """The notes on the hand-made score runs here: they name no data, so the reader says what
+    it could not check of them (nothing is skipped silently)."""
+    return "".join(f"note: {run}: meta.json names no data file: its questions and gold are not "
+                   "compared with any data\n" for run in runs)
 
 
 def test_tables_of_named_folders_in_both_formats(tmp_path):

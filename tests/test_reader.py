@@ -106,14 +106,15 @@ def test_a_short_traces_file_names_the_questions_without_one(run):
         assert str(info.value) == (f"{run / 'traces.jsonl'}: traces.jsonl has 1 rows for the "
                                    f"run's 2 questions (no trace for {SH}_no1) (expected one "
                                    "trace row per question (cut short?))")
-    # a run without traces.jsonl reads for its scores, and says what could not be checked
+    # a resolver run always writes traces.jsonl: one without it is refused, by every command
+    # (verification W12), test_verify_c covers the commands
     (run / "traces.jsonl").unlink()
-    folder = read_run(run)
-    assert folder.metrics["rows"]
-    assert folder.notes == ["r: no traces.jsonl: its predictions are not checked against the "
-                            "resolver's traces"]
-    with pytest.raises(InputError, match="the run has no traces.jsonl"):
-        folder.traces
+    with pytest.raises(InputError) as info:
+        read_run(run)
+    assert str(info.value) == (f"{run}: the run has no traces.jsonl (deleted?): a resolver run "
+                               "(search mode) writes one row per question, and its predictions "
+                               "are not read without it (expected the traces.jsonl the run "
+                               "wrote)")
 
 
 def test_a_question_twice_and_a_prediction_against_the_resolver_answer_are_refused(run):

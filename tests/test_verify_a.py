@@ -110,12 +110,12 @@ def test_v03_a_prediction_against_its_untouched_trace_is_refused_everywhere(runs
                                "(expected the trace of the prediction (edited?))")
 
 
-def test_v03_a_run_without_traces_reads_for_its_scores_with_a_note(base):
+def test_v03_a_run_without_traces_is_refused_since_w12(base):
+    # it read with a note until verification W12: a resolver run always writes its traces
     (base / "traces.jsonl").unlink()
-    result = invoke("table", base)
-    assert result.exit_code == 0, result.output
-    assert result.output.endswith("note: base: no traces.jsonl: its predictions are not "
-                                  "checked against the resolver's traces\n")
+    clean_error(invoke("table", base), f"{base}: the run has no traces.jsonl (deleted?): a "
+                "resolver run (search mode) writes one row per question, and its predictions "
+                "are not read without it (expected the traces.jsonl the run wrote)")
 
 
 # ---- V04: a winner of no hop --------------------------------------------------------------------
@@ -313,7 +313,7 @@ def test_v14_a_copy_of_an_nbest_folder_is_refused(tmp_path):
     result = invoke("tables", "oracle-nbest-dev-6k-search-reading", copy, "--out",
                     tmp_path / "t")
     refused(result, "folders oracle-nbest-dev-6k-search-reading and nb-$x$ hold the same "
-                    "nbest.json (sha256 ", "a copy (expected each folder once)")
+                    "nbest.json content (sha256 ", "a copy (expected each folder once)")
     assert not (tmp_path / "t").exists()
 
 
@@ -324,7 +324,7 @@ def test_v14_a_copy_in_the_results_dir_is_read_once_with_a_warning(runs, tmp_pat
     result = invoke("tables", "--results-dir", results, "--table", "mab-fc")
     assert result.exit_code == 0, result.output
     assert "warning: skipped base-copy: the same run (run id base, the same " \
-           "predictions.jsonl) as base: a copy, read once" in result.output
+           "prediction rows) as base: a copy, read once" in result.output
     assert "| base-copy |" not in (results / "tables" / "mab-fc.md").read_text()
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Sequence
 
 from resolver.errors import InputError
-from resolver.run.reader import RunFolder, read_run
+from resolver.run.reader import RunFolder, read_run, refuse_copies
 from resolver.run.result_schema import IMPORTED_KIND, PREDICTIONS_FILE
 from resolver.run.scoring import KIND_ORDER, size_order
 from resolver.run.stats import (
@@ -326,13 +326,7 @@ def compare_runs(refs: Sequence[str | Path], results_dir: str | Path | None = No
         raise InputError(f"{len(refs)} run given", expected="a baseline run and at least one "
                          "run to compare with it")
     folders = [read_run(ref, results_dir) for ref in refs]
-    seen: dict[Path, str] = {}
-    for ref, folder in zip(refs, folders):
-        where = folder.path.resolve()
-        if where in seen:
-            raise InputError(f"run {folder.name} is given twice ({seen[where]!r} and "
-                             f"{str(ref)!r})", expected="each run once")
-        seen[where] = str(ref)
+    refuse_copies(refs, folders)        # by path, and by content (verification W03)
     runs = [outcomes(f) for f in folders]
     qids, dropped = _question_sets(runs, intersect)
     check_agreement(runs, qids)

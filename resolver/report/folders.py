@@ -14,12 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from resolver.errors import ForeignFolderError, InputError
-from resolver.run.reader import file_sha256, folder_names, locate, read_oracle, read_run
+from resolver.run.reader import (
+    folder_names,
+    locate,
+    read_oracle,
+    read_run,
+    run_content,
+    value_sha256,
+)
 from resolver.run.result_schema import (
     CEILING_FILE,
     META_FILE,
     NBEST_FILE,
-    PREDICTIONS_FILE,
     TABLES_DIR,
     incomplete,
     results_root,
@@ -85,19 +91,20 @@ def read_folder(path: Path) -> Folder:
 
 
 def content_key(folder: Folder) -> tuple:
-    """What makes two folders one: a score run's id with the sha256 of its predictions.jsonl
-    (two runs of one configuration have their own ids), an oracle folder's file's sha256."""
+    """What makes two folders one, by content, not file bytes (verification W03): a score
+    run's id with its prediction rows (`reader.run_content`: parsed, ordered by question id;
+    two runs of one configuration have their own ids), an oracle folder's parsed JSON
+    (`reader.value_sha256`: written canonically, sorted keys)."""
     if folder.kind == SCORE:
-        return (SCORE, folder.data["meta"]["run_id"],
-                file_sha256(folder.path / PREDICTIONS_FILE))
-    return (folder.kind, file_sha256(folder.path / KIND_FILES[folder.kind]))
+        return (SCORE, *run_content(folder.data["run_folder"]))
+    return (folder.kind, value_sha256(folder.data))
 
 
 def _what(folder: Folder) -> str:
     if folder.kind == SCORE:
-        return f"run (run id {folder.data['meta']['run_id']}, the same {PREDICTIONS_FILE})"
-    name = KIND_FILES[folder.kind]
-    return f"{name} (sha256 {file_sha256(folder.path / name)[:12]}...)"
+        return f"run (run id {folder.data['meta']['run_id']}, the same prediction rows)"
+    return f"{KIND_FILES[folder.kind]} content (sha256 {content_key(folder)[1][:12]}... of " \
+           "its parsed value)"
 
 
 def gather(refs: tuple[str, ...], results: str | Path | None = None,

@@ -25,8 +25,9 @@ the references file (`resolver.report.references`). Nothing is typed by hand. Ea
 - mab-ref: the references file (`resolver.report.references`), one group per protocol, each
   row with its source and place there; its stale-rate columns beside the score runs' own (one
   row per run given, after a rule). Marks: † a figure quoted second-hand, ‡ a vendor's claim,
-  * an entry not checked against the transcription; "—" no figure in the source, "n/r" a size
-  or figure the source does not cover, "n/t" not transcribed.
+  * an entry not checked against the transcription, ¶ a run made with --abstain-below (with
+  the footnote mab-fc gives it); "—" no figure in the source, "n/r" a size or figure the
+  source does not cover, "n/t" not transcribed.
 
 Files are written atomically (a temporary file renamed over the old one, with the mode a new file
 gets): tables are derived, so regenerating them replaces the previous ones. Folders are read
@@ -35,7 +36,7 @@ format by `resolver.escape`."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -262,6 +263,17 @@ def _group_order(group: str) -> tuple[int, str]:
     return order.get(group, 3), group
 
 
+def abstention_footnote(abstained: list[tuple[str, tuple[str, int, int]]]) -> Note:
+    """The ¶ footnote of mab-fc and mab-ref: each run (folder name, `abstention`) made with
+    --abstain-below, its level and how many questions it left unanswered."""
+    parts = [f"{ABSTAINS} made with --abstain-below: answers labelled below the level were "
+             "left unanswered and count as wrong: "]
+    for i, (name, (level, n, total)) in enumerate(abstained):
+        parts += [name, f" below {level}, {n} of {total} questions"
+                  + ("; " if i < len(abstained) - 1 else ".")]
+    return Note(tuple(parts))
+
+
 REFERENCES_TITLE = "published references: as their sources print them, not scored by factres"
 
 
@@ -308,12 +320,7 @@ def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None 
     if UNFROZEN in marks:
         foot.append(f"{UNFROZEN} test run from a configuration not frozen with factres freeze.")
     if abstained:
-        parts = [f"{ABSTAINS} made with --abstain-below: answers labelled below the level were "
-                 "left unanswered and count as wrong: "]
-        for i, (name, (level, n, total)) in enumerate(abstained):
-            parts += [name, f" below {level}, {n} of {total} questions"
-                      + ("; " if i < len(abstained) - 1 else ".")]
-        foot.append(Note(tuple(parts)))
+        foot.append(abstention_footnote(abstained))
     if groups.get(IMPORTED):
         foot.append("imported: another system's predictions, scored by factres score against "
                     "the rows' gold (second column, plan sets: the system; commit: factres's).")
@@ -677,6 +684,10 @@ def run_reference_row(folder: Folder) -> tuple[Cell, ...] | None:
     cells, pooled = found
     name, mode, reader, _ = run_label(folder)
     protocol = IMPORTED_PROTOCOL if mode == IMPORTED else FACTRES_PROTOCOL
+    if abstention(folder.data["meta"]):
+        # its EM counts the questions it abstained from as wrong: marked as mab-fc marks it,
+        # or it would read as the same system as a run that answered them (verification W10)
+        name = replace(name, mark=name.mark + ABSTAINS)
     row = [name, Cell(reader), Cell(protocol)]
     for size in SIZES:
         sh, mh = cells.get((size, "sh")), cells.get((size, "mh"))
@@ -707,8 +718,9 @@ def _names(ids) -> str:
     return ", ".join(ids[:-1]) + " and " + ids[-1] if len(ids) > 1 else ids[0]
 
 
-def _reference_notes(refs: References, runs: list[tuple[Cell, ...]],
-                     compared: bool) -> list[str | Note]:
+def _reference_notes(refs: References, runs: list[tuple[Cell, ...]], compared: bool,
+                     abstained: list[tuple[str, tuple[str, int, int]]] = ()
+                     ) -> list[str | Note]:
     entries = refs.references
     foot: list[str | Note] = [
         "EM: substring exact match (%) as the source prints it; stale: stale rate (%, "
@@ -750,6 +762,8 @@ def _reference_notes(refs: References, runs: list[tuple[Cell, ...]],
         if denominators:
             foot.append(f"factres's stale denominator: {FACTRES_STALE}; another "
                         "definition, so the counts differ (docs/resolving.md: Stale denominators).")
+        if abstained:
+            foot.append(abstention_footnote(list(abstained)))
     foot.append(_transcription_note("Figures", refs, compared))
     for u in refs.untranscribed:
         where = _source_text(u.source, refs.sources[u.source])
@@ -766,12 +780,14 @@ def ref_table(path: str | Path | None = None,
     if not refs.references:
         return None
     compared = compared_with_transcription(refs, path)
-    runs, used = [], []
+    runs, used, abstained = [], [], []
     for folder in folders:
         row = run_reference_row(folder)
         if row is not None:
             runs.append(row)
             used.append(folder.name)
+            if abstention(folder.data["meta"]):
+                abstained.append((folder.name, abstention(folder.data["meta"])))
     by_protocol: dict[str, list[tuple[Cell, ...]]] = {}
     for e in refs.references:
         by_protocol.setdefault(e.protocol, []).append(_reference_row(e))
@@ -785,7 +801,7 @@ def ref_table(path: str | Path | None = None,
     return Table("mab-ref", "Published reference points, FactConsolidation EM and stale rate "
                  "(%), grouped by protocol, with factres's runs", headers,
                  "lll" + "r" * (len(REF_SIZE_COLUMNS) * len(SIZES) + 2) + "l", tuple(groups),
-                 header_groups, tuple(_reference_notes(refs, runs, compared)), (shown, *used))
+                 header_groups, tuple(_reference_notes(refs, runs, compared, abstained)), (shown, *used))
 
 
 # ---- building and writing -------------------------------------------------------------------

@@ -37,8 +37,11 @@ its winning path ends. So, for each file:
   the counts of its question rows; each haystack's optimum (and bound) its `questions_free`
   plus its components' best (and bounds), as the oracle adds them; OPTIMAL only with the bound
   at the optimum (totals, haystacks, components) and only when every component (haystack) is
-  proven. Nothing re-solves the problem: a file edited consistently at every level, rows and
-  components included, still reads.
+  proven; each question row's flags agree with the contested keys of the file (a row of one
+  alternative is optimal exactly when the policy keeps every contested key it is listed
+  under in that version; a kept version is one the key is needed in). Nothing re-solves the
+  problem: a file edited consistently at every level, rows, components and contested keys
+  included, still reads.
 
 Each failure is one `InputError` naming the file, the line (JSONL) and the field, with the value
 the file has and the value it should have. Scoring is imported where a row is scored: it loads
@@ -426,9 +429,10 @@ def check_nbest(path: Path, payload: dict) -> None:
     for source, summary in payload["sources"].items():
         total = summary["questions"]
         where = f"sources.{source}"
-        if not 0 <= summary["rerun_agrees"] <= total:
-            raise _edited(file, f"{where}.rerun_agrees is {summary['rerun_agrees']} of "
-                          f"{total} questions", "0 <= rerun_agrees <= questions")
+        for name in ("rerun_agrees", "abstained"):
+            if name in summary and not 0 <= summary[name] <= total:
+                raise _edited(file, f"{where}.{name} is {summary[name]} of {total} questions",
+                              f"0 <= {name} <= questions")
         before: dict[str, int] = {}
         for i, step in enumerate(summary["by_n"]):
             at = f"{where}.by_n[{i}]"
@@ -487,6 +491,7 @@ def check_ceiling(path: Path, payload: dict) -> None:
                 raise _edited(file, f"{where}: {name} sums to {figures[name]}, the sources' "
                               f"to {sums[name]}", f"{where} summing to per_source")
     _check_ceiling_rows(file, payload)
+    _check_ceiling_flags(file, payload)
     _check_ceiling_components(file, payload)
     _check_ceiling_status(file, payload)
 
@@ -510,6 +515,84 @@ def _check_ceiling_rows(file: Path, payload: dict) -> None:
             if v[name] != want:
                 raise _edited(file, f"per_source.{source}: {name} is {v[name]}, but its "
                               f"question rows count {want}", f"{name} counted from rows")
+
+
+def _check_ceiling_flags(file: Path, payload: dict) -> None:
+    """Each question row's flags against the contested keys of the same file, as
+    oracle.ceiling derives them (verification W01). A contested key keeps one of the versions
+    it is needed in. A question of ONE alternative needs every key of it in one version; a key
+    it needs that no other question needs in another version is kept in that version (the
+    oracle sets such a key freely), so its `optimal` flag is true exactly when each contested
+    key listing it keeps the version it is listed under, and `latest_wins` is true only when
+    each of them lists it under version 0. A question of several alternatives may be satisfied
+    by one that needs no contested key, so its flags are bounded by nothing here; one of none
+    is never satisfied."""
+    rows = payload.get("rows") or []
+    contested = payload.get("contested_keys")
+    if not isinstance(contested, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("qid"), str)
+            and isinstance(r.get("alternatives"), int)
+            and all(isinstance(r.get(n), bool) for n in ("optimal", "latest_wins"))
+            for r in rows):
+        return            # written before the rows carried their alternatives: nothing to match
+    listed: dict[str, list[tuple[int, dict, int]]] = {}
+    for i, key in enumerate(contested):
+        where = f"contested_keys[{i}]"
+        needed = key.get("needed") if isinstance(key, dict) else None
+        if not isinstance(needed, list) or not all(
+                isinstance(n, dict) and isinstance(n.get("version"), int)
+                and isinstance(n.get("questions"), list) for n in needed):
+            raise _edited(file, f"{where} has no needed versions with their questions",
+                          "needed: [{version, questions}, ...]")
+        keeps = key.get("optimal_version")
+        versions = [n["version"] for n in needed]
+        if keeps is not None and keeps not in versions:
+            raise _edited(file, f"{where} ({_key_name(key)}): optimal_version {shown(keeps)}, "
+                          f"but the key is needed in version(s) "
+                          f"{', '.join(map(str, versions))}", "a kept version the key is "
+                          "needed in")
+        for n in needed:
+            for qid in n["questions"]:
+                listed.setdefault(qid, []).append((i, key, n["version"]))
+    for i, row in enumerate(rows):
+        where = f"rows[{i}] ({row['qid']})"
+        if row["alternatives"] == 0:
+            for name in ("optimal", "latest_wins"):
+                if row[name]:
+                    raise _edited(file, f"{where}: {name} is true with no alternative (no gold "
+                                  "path)", f"{name} false for a question no policy satisfies")
+            continue
+        if row["alternatives"] != 1:
+            continue
+        # the keys of its own haystack (a key of another store is another key)
+        mine = [(j, key, v) for j, key, v in listed.get(row["qid"], [])
+                if None in (key.get("haystack"), row.get("haystack"))
+                or key.get("haystack") == row.get("haystack")]
+        missed = [(j, key, v) for j, key, v in mine if key.get("optimal_version") != v]
+        if row["optimal"] and missed:
+            j, key, v = missed[0]
+            raise _edited(file, f"{where}: optimal is true, but it needs {_key_name(key)} in "
+                          f"version {v} (contested_keys[{j}]) and the policy keeps version "
+                          f"{shown(key.get('optimal_version'))}", "optimal true only when the "
+                          "policy keeps every version its one alternative needs")
+        if not row["optimal"] and not missed:
+            keys = (f"the policy keeps each contested key it needs in that version "
+                    f"({', '.join(_key_name(k) for _, k, _ in mine)})" if mine
+                    else "it needs no contested key")
+            raise _edited(file, f"{where}: optimal is false, but {keys}, and each other key "
+                          "of its one alternative is needed in one version only (kept in it)",
+                          "optimal true when the policy keeps every version its one "
+                          "alternative needs")
+        older = [(j, key, v) for j, key, v in mine if v != 0]
+        if row["latest_wins"] and older:
+            j, key, v = older[0]
+            raise _edited(file, f"{where}: latest_wins is true, but it needs {_key_name(key)} "
+                          f"in version {v} (contested_keys[{j}])", "latest_wins true only "
+                          "when every version its one alternative needs is the latest (0)")
+
+
+def _key_name(key: dict) -> str:
+    return f"({shown(key.get('subject'))}, {shown(key.get('relation'))})"
 
 
 def _check_ceiling_components(file: Path, payload: dict) -> None:

@@ -5,7 +5,7 @@ them asks here; none reads their JSON itself.
     run = read_run("dev-6k-search-nbest-2", results_dir)    # a run id or a folder path
     run.meta, run.metrics        # validated meta.json and metrics.json (plain dicts)
     run.predictions              # predictions.jsonl rows, in file order (validated)
-    run.traces                   # qid -> traces.jsonl row, read when first asked for
+    run.traces                   # qid -> traces.jsonl row (read and checked by read_run)
     run.kind                     # "resolver" or "imported" (result_schema.run_kind)
     run.name, run.run_id         # the folder's name; the id meta.json records
     dataset, gold = run.load_data()    # the data it ran on, sha256-checked
@@ -17,9 +17,9 @@ What it checks, each failure one `InputError` naming the file, the line (JSONL) 
   factres's) is a `ForeignFolderError`.
 - Consistency: meta.json, metrics.json and predictions.jsonl agree (run id, split, question
   count and answered count of meta.json `counts`, the questions per source of the metrics rows,
-  scored or not); question ids are unique; traces.jsonl, read whenever the run has one (a run
-  without one reads, with a note), has one row per question, in the same order, with the same
-  question and answer; an imported run's is empty.
+  scored or not); question ids are unique; traces.jsonl, which a resolver run (search or
+  plain mode) always writes and so must have (one without it is refused), has one row per
+  question, in the same order, with the same question and answer; an imported run's is empty.
 - Derived values (`derived`): nothing a file computes from its rows is believed before it is
   recomputed or bounded: each row's em, metrics.json's rows, an imported run's missing and
   empty questions, a trace's answer against its winning path, the figures of nbest.json and
@@ -233,7 +233,8 @@ def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
         ref: a run id, looked up under the results folder and then in the repository's
             committed `results/`, or a run folder's path.
         results_dir: the results folder; default `$FACTRES_RESULTS`, else `./factres-results`.
-        traces: also read and check traces.jsonl now (otherwise on first use of `.traces`).
+        traces: kept for callers that ask for the traces to be read: traces.jsonl is
+            always read and checked now (a folder without it is refused).
 
     Returns:
         The `RunFolder`: `meta`, `metrics`, `predictions` (validated plain dicts), `traces`
@@ -254,13 +255,11 @@ def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
                                    if imported else schema.PredictionRow)
     run = RunFolder(path, meta, metrics, rows, lines)
     _check_consistency(run)
-    # the traces whenever the run has them: a prediction edited with its trace left as it was
-    # is refused by every command, not only by those that read the traces (verification V03)
-    if traces or run.kind == IMPORTED_KIND or (path / TRACES_FILE).is_file():
-        run.traces
-    else:
-        run.notes.append(f"{path.name}: no {TRACES_FILE}: its predictions are not checked "
-                         "against the resolver's traces")
+    # the traces always: a prediction edited with its trace left as it was is refused by every
+    # command, not only by those that read the traces (verification V03); and a resolver run
+    # writes traces.jsonl in either mode, so one without it was cut, never passed with a note
+    # (verification W12). An imported run's is read to be empty.
+    run.traces
     _check_against_data(run)
     return run
 
@@ -343,8 +342,15 @@ def read_traces(run: RunFolder) -> dict[str, dict]:
     """traces.jsonl of a run, validated, one row per question in the predictions' order."""
     file = run.path / TRACES_FILE
     if not file.is_file():
-        raise InputError(f"the run has no {TRACES_FILE} (deleted?)", path=str(run.path),
-                         expected=f"the {TRACES_FILE} the run wrote, one row per question")
+        if run.kind == IMPORTED_KIND:
+            what = "an imported run's is written empty"
+        else:
+            mode = (run.meta.get("config") or {}).get("mode")
+            what = f"a resolver run ({mode + ' mode' if mode else 'search or plain mode'}) " \
+                   "writes one row per question"
+        raise InputError(f"the run has no {TRACES_FILE} (deleted?): {what}, and its "
+                         "predictions are not read without it", path=str(run.path),
+                         expected=f"the {TRACES_FILE} the run wrote")
     rows, lines = read_jsonl_lines(file, schema.TraceRow)
     if run.kind == IMPORTED_KIND:
         if rows:
@@ -450,6 +456,51 @@ def _bundled_with(sha256: str) -> Path | None:
         if path.is_file() and file_sha256(path) == sha256:
             return path
     return None
+
+
+# ---- copies: one folder's content under another path --------------------------------------
+def value_sha256(value: Any) -> str:
+    """The sha256 of a parsed JSON value written canonically (orjson, sorted keys, compact):
+    the same for a file re-serialised, re-indented or with its keys in another order."""
+    import json
+
+    import orjson
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        # an integer past 64 bits, which orjson does not write: the standard library does
+        data = json.dumps(value, sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def run_content(run: RunFolder) -> tuple[str, str]:
+    """What makes two run folders one run (a copy under another path): meta.json's run id
+    and the sha256 of its prediction rows, parsed and ordered by question id
+    (`value_sha256`), so re-serialising or reordering the files makes no other run
+    (verification W03). Two runs of one configuration have their own ids."""
+    rows = sorted(run.predictions, key=lambda r: r["qid"])
+    return run.run_id, value_sha256(rows)
+
+
+def refuse_copies(refs, runs: list[RunFolder]) -> None:
+    """Each run once, by its path and by its content (`run_content`): a run given twice, or
+    with a copy of it, would count its questions twice, as if two runs agreed."""
+    seen: dict[Path, str] = {}
+    copies: dict[tuple[str, str], tuple[str, RunFolder]] = {}
+    for ref, run in zip(refs, runs):
+        where = run.path.resolve()
+        if where in seen:
+            raise InputError(f"run {run.name} is given twice ({seen[where]!r} and {str(ref)!r})",
+                             expected="each run once")
+        seen[where] = str(ref)
+        key = run_content(run)
+        if key in copies:
+            first_ref, first = copies[key]
+            raise InputError(f"runs {first.name} and {run.name} are one run: the same run id "
+                             f"{run.run_id!r} and the same prediction rows ({first_ref!r} and "
+                             f"{str(ref)!r}): a copy", expected="each run once")
+        copies[key] = (str(ref), run)
 
 
 # Within one process a data file is hashed and its questions read once: `factres tables` over

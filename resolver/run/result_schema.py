@@ -403,8 +403,9 @@ class NbestStep(TypedDict):
 
 class NbestSource(TypedDict):
     questions: int
-    rerun_agrees: int
+    rerun_agrees: int              # questions whose re-selection is the resolver's own answer
     by_n: list[NbestStep]
+    abstained: NotRequired[int]    # a run made with --abstain-below: questions abstained from
 
 
 class NbestJson(TypedDict):

@@ -3,10 +3,12 @@
 
 The question is the one asked at the end of the last user message: inside the harness's
 instruction prompt when the message holds one (`harness.prompt_start`: the text from the
-prompt's opening on), else the message's last sentence when it is a question (ends with "?"; a
-trailing "Answer:" cue is left aside; a sentence ends at ".", "!" or "?" and a blank, or at a
-line break, so a last fact written without its full stop stays memory), else the whole
-message. A question longer than `factres run` reads (MAX_QUESTION characters) is the client's
+prompt's opening on), else, when the message ends with "?" (a trailing "Answer:" cue left
+aside), the last sentence of its last line that opens with an interrogative ("What", "Who",
+"In which", ...: a name holding ". ", "St. Kitts", stays in the question) and follows the
+line's numbered facts, else the message's last sentence (a sentence ends at ".", "!" or "?"
+and a blank, or at a line break, so a last fact written without its full stop stays memory),
+else the whole message. A question longer than `factres run` reads (MAX_QUESTION characters) is the client's
 error: the server refuses it before any memory is built. Everything else, in every
 message and in any layout, is the memory part: the harness's single user message (memorize
 frames joined by line breaks, then the prompt), or one message per chunk with assistant
@@ -58,12 +60,23 @@ _ENDS = tuple(end + blank for end in ".!?" for blank in " \n\t\r")
 _NONBLANK = re.compile(r"\S")
 # A last sentence that opens like a numbered fact, and where a question may start inside it:
 # after a full stop, "!" or "?" followed by other non-blanks (a control character, a quote) and
-# a blank; else at a capitalised question word after a blank.
+# a blank; else at a capitalised question word after a blank, or glued to the full stop before
+# it ("... employed by IBM.Who is ...?", verification W07).
 _SERIAL_BEFORE = re.compile(r"(?<!\S)\d+\.[ \t]+\Z")
 _SERIAL_WINDOW = 64
 _LOOSE_END = re.compile(r"[.!?][^\w\s]+\s+")
-_ASKING = re.compile(r"\s+(?=(?:Who|Whom|Whose|What|Which|Where|When|How|Name|Identify|Give|"
-                     r"Tell|List|Find)\b)")
+_ASKING = re.compile(r"(?:\s+|(?<=[.!?]))(?=(?:Who|Whom|Whose|What|Which|Where|When|How|Name|"
+                     r"Identify|Give|Tell|List|Find)\b)")
+# A sentence that opens with an interrogative (verification W06): on the question's line, the
+# question starts at the last such sentence start, so a name holding ". " ("St. Kitts",
+# "Part 1. The Beginning") stays inside it. A sentence start is the line's start or a blank
+# after ".", "!" or "?"; one holding a serial ("3. ") opens a numbered fact, whose own text
+# (the sentence after the serial) is no question, and nothing before it is either.
+_INTERROGATIVE = re.compile(r"(?:Who|Whom|Whose|What|Which|Where|When|Why|How|(?:In|On|At|From|"
+                            r"To|For|By|Of|With|Under|During|Since|After|Before|Through|Into|"
+                            r"Over|Within) (?:which|what|whom|whose))\b")
+_LINE_ENDS = tuple(end + blank for end in ".!?" for blank in " \t\r")
+_SERIAL_START = re.compile(r"\d+\.\s")
 # A memory part's hash reads its shape (each message's role and length) and SAMPLES + 2 short
 # windows of its text spread over the whole part, at places set by the lengths alone (so equal
 # parts hash alike): cheap whatever the number of messages, and enough to tell contexts apart;
@@ -237,16 +250,53 @@ def find_question(text: str) -> tuple[int, str, str]:
     while start < end and text[start].isspace():
         start += 1
     if text.endswith("?", 0, end):
-        start = _after_fact_like(text, start, end)
+        asked = _interrogative_start(text, start, end)
+        start = _after_fact_like(text, start, end) if asked is None else asked
         return start, text[start:end], LAST_SENTENCE
     return 0, text, WHOLE_MESSAGE
+
+
+def _interrogative_start(text: str, start: int, end: int) -> int | None:
+    """The last sentence start on the question's line, up to `start` (the last sentence's),
+    that opens with an interrogative ("What", "Who", "In which", ...) and comes after every
+    numbered fact of the line (not the text of one: "1. What Women Want is ..." is a fact);
+    None when there is none, and the last sentence rule stands. Read backwards from `start`,
+    stopping at the line's last serial: a harness chunk is one long line of facts, and only
+    its end is read."""
+    line = text.rfind("\n", 0, end) + 1
+    at = start
+    while True:
+        if _SERIAL_START.match(text, at):
+            return None
+        before = _sentence_before(text, line, at)
+        if _INTERROGATIVE.match(text, at) and (before is None
+                                                or not _SERIAL_START.match(text, before)):
+            return at
+        if before is None:
+            return None
+        at = before
+
+
+def _sentence_before(text: str, line: int, at: int) -> int | None:
+    """Where the sentence before the one starting at `at` starts, on the line from `line`
+    (after its own end and blanks, or the line's first non-blank); None when `at` is the
+    line's first sentence."""
+    ended = max(text.rfind(e, line, at) for e in _LINE_ENDS)
+    if ended < 0:
+        return None
+    earlier = max(text.rfind(e, line, ended) for e in _LINE_ENDS)
+    found = line if earlier < 0 else earlier + 2
+    while found < ended and text[found].isspace():
+        found += 1
+    return found
 
 
 def _after_fact_like(text: str, start: int, end: int) -> int:
     """Where the question starts when its sentence follows a serial, as a numbered fact does
     ("1. Tim Cook is employed by Google.\x00 Who is Tim Cook employed by?": the fact's full
-    stop is not followed by a blank, or it has none): after the last full stop followed by
-    other non-blanks and a blank, else before the last capitalised question word. The text
+    stop is not followed by a blank, or it has none; "... by IBM.Who is ...?": the question is
+    glued to it): after the last full stop followed by other non-blanks and a blank, else
+    before the last capitalised question word (after a blank or a full stop). The text
     before it is memory, so the fact that did not parse is reported, as on a line of its own.
     `start` is unchanged when no serial comes before it, or no such place is found ("1. Who is
     Tim Cook employed by?" is a numbered question)."""
