@@ -17,6 +17,9 @@ FC = ROOT / "resolver" / "data" / "fc"
 TEMPLATES = ROOT / "resolver" / "data" / "mquake" / "cloze_templates.json"
 HEADER = "Here is a list of facts:"
 LINE_RE = re.compile(r"^(\d+)\. (.+)$")
+OFFICE_PREFIX = "P1308:"  # officeholder line "The <role> <entity> is X." as a hop from <entity>
+HOP_KEYS = {"subject", "relation", "relation_sentence", "serial", "object",
+            "several_versions", "version_serials"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -68,3 +71,33 @@ def context(size: str):
         versions[(parsed[1], parsed[0])].append(serial)
     assert sorted(by_serial) == list(range(len(by_serial))), "fact numbers must run without gaps"
     return text, by_serial, facts, {k: sorted(v) for k, v in versions.items()}
+
+
+def check_hops(qid: str, size: str, hops: list) -> str | None:
+    """Re-derives a chain's hops from the context (each hop's line exists, is the latest version
+    of its key, and its object is the next hop's subject); returns the last object."""
+    _, by_serial, facts, versions = context(size)
+    prev_obj = None
+    for i, h in enumerate(hops):
+        where = f"{qid} hop {i}"
+        assert set(h) == HOP_KEYS, where
+        serial = h["serial"]
+        assert by_serial.get(serial) == h["relation_sentence"], \
+            f"{where}: sentence is not line {serial}"
+        rel, subj, obj = facts[serial]
+        if h["relation"].startswith(OFFICE_PREFIX):
+            role = h["relation"][len(OFFICE_PREFIX):]
+            assert rel == "P1308", where
+            assert subj == f"{role} {h['subject']}", where
+        else:
+            assert rel == h["relation"], f"{where}: relation {rel} != {h['relation']}"
+            assert subj == h["subject"], where
+        assert obj == h["object"], where
+        if i:
+            assert h["subject"] == prev_obj, f"{where}: does not chain"
+        all_serials = versions[(subj, rel)]
+        assert h["version_serials"] == all_serials, where
+        assert h["several_versions"] == (len(all_serials) > 1), where
+        assert serial == all_serials[-1], f"{where}: not the latest version of its key"
+        prev_obj = obj
+    return prev_obj

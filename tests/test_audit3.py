@@ -14,10 +14,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner
 from run_folders import rewrite_lines
+from test_audit2 import clean_error, invoke  # the same command-line checks
 
-from oracle.cli import main
 from resolver.run.config import RunConfig
 from resolver.run.result_schema import dumps
 from resolver.run.runs import execute
@@ -25,20 +24,6 @@ from resolver.run.runs import execute
 MH, SH = "factconsolidation_mh_6k", "factconsolidation_sh_6k"
 NO44 = f"{MH}_no44"          # a miss of the default run: it answers Oderzo, the gold is London
 NO82 = f"{MH}_no82"          # a miss whose winning path ends at Donald Trump
-
-
-def invoke(*args):
-    """The command as a user runs it: exit code and everything printed (stderr too)."""
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def clean_error(result, message: str) -> None:
-    """A refusal: exit 1, one `Error:` message, no traceback."""
-    assert result.exit_code == 1, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        result.exception
-    assert "Traceback" not in result.output
-    assert result.output == f"Error: {message}\n"
 
 
 @pytest.fixture(scope="module")

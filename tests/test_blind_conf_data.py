@@ -26,15 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from blind_context import context, context_path
+from blind_context import HOP_KEYS, OFFICE_PREFIX, check_hops, context, context_path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "blind_conf"
 SIZES = ("32k", "64k", "262k")
-OFFICE_PREFIX = "P1308:"  # officeholder line "The <role> <entity> is X." as a hop from <entity>
 N_SH, N_MH, N_UN = 20, 35, 20
-HOP_KEYS = {"subject", "relation", "relation_sentence", "serial", "object",
-            "several_versions", "version_serials"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,34 +55,6 @@ def _chains():
 
 def _chains_by_qid():
     return {c["qid"]: c for c in _chains()}
-
-
-def _check_hops(qid: str, size: str, hops: list) -> str | None:
-    """Re-derives answerable hops from the context; returns the last object (or None)."""
-    _, by_serial, facts, versions = context(size)
-    prev_obj = None
-    for i, h in enumerate(hops):
-        where = f"{qid} hop {i}"
-        assert set(h) == HOP_KEYS, where
-        serial = h["serial"]
-        assert by_serial.get(serial) == h["relation_sentence"], f"{where}: sentence is not line {serial}"
-        rel, subj, obj = facts[serial]
-        if h["relation"].startswith(OFFICE_PREFIX):
-            role = h["relation"][len(OFFICE_PREFIX):]
-            assert rel == "P1308", where
-            assert subj == f"{role} {h['subject']}", where
-        else:
-            assert rel == h["relation"], f"{where}: relation {rel} != {h['relation']}"
-            assert subj == h["subject"], where
-        assert obj == h["object"], where
-        if i:
-            assert h["subject"] == prev_obj, f"{where}: does not chain"
-        all_serials = versions[(subj, rel)]
-        assert h["version_serials"] == all_serials, where
-        assert h["several_versions"] == (len(all_serials) > 1), where
-        assert serial == all_serials[-1], f"{where}: not the latest version of its key"
-        prev_obj = obj
-    return prev_obj
 
 
 # ---------------------------------------------------------------- file shape
@@ -199,7 +168,7 @@ def test_answerable_chains_resolve_latest_incontext(size):
         qid, hops = c["qid"], c["hops"]
         assert hops[0]["subject"] in c["question"], f"{qid}: base entity not in question"
         assert (len(hops) == 1) if c["kind"] == "sh" else (2 <= len(hops) <= 4), qid
-        assert _check_hops(qid, size, hops) == c["gold"], f"{qid}: last object != gold"
+        assert check_hops(qid, size, hops) == c["gold"], f"{qid}: last object != gold"
 
 
 # ---------------------------------------------------------------- unanswerable
@@ -233,7 +202,7 @@ def test_unanswerable_why_is_consistent(size):
         first = missing["relation"]
         assert first in rels or first == OFFICE_PREFIX + roles[0], qid
         if prefix:
-            last = _check_hops(qid, size, prefix)
+            last = check_hops(qid, size, prefix)
             assert last == subject, f"{qid}: prefix does not lead to {subject!r}"
             # every older value of the previous hop is checked too
             older = {facts[s][2] for s in prefix[-1]["version_serials"]}
