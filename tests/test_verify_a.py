@@ -85,6 +85,19 @@ def test_v02_data_that_cannot_be_found_is_said_in_a_note(tmp_path):
                                       "compared with the data" in result.output
 
 
+def test_v02_compare_says_too_that_a_runs_data_cannot_be_found(tmp_path):
+    # compare reads run folders through the same reader: what it could not check is said
+    data = hostile_rows(tmp_path)
+    first = _run_of(tmp_path, data)
+    second = _run_of(tmp_path, data, "hostile-plain")
+    data.unlink()
+    result = invoke("compare", first, second)
+    assert result.exit_code == 0, result.output
+    for name in ("hostile", "hostile-plain"):
+        assert f"note: {name}: its questions and gold are not compared with the data: " \
+               in result.output
+
+
 # ---- V03: a forged prediction whose trace was left as it was ----------------------------------
 def _forge_no82(folder: Path) -> str:
     """no82 (a miss) answered with its gold in predictions.jsonl and metrics.json; returns it."""

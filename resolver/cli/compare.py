@@ -43,3 +43,5 @@ def compare_command(runs, fmt, out, intersect, results_dir) -> None:
     click.echo(compare_report.render(comparison, fmt), nl=False)
     for path in written:
         click.echo(f"wrote {escape.terminal(str(path))}", err=True)
+    for note in comparison.notes:   # what the reader could not check (a run's data not found)
+        click.echo(f"note: {escape.terminal(note)}", err=True)

@@ -111,6 +111,8 @@ class Comparison:
     resamples: int
     seed: int
     level: float
+    # what the reader could not check ("RUN: ..."): a run's data not found, say
+    notes: tuple[str, ...] = ()
 
 
 # ---- the runs' outcomes -----------------------------------------------------------------------
@@ -336,8 +338,10 @@ def compare_runs(refs: Sequence[str | Path], results_dir: str | Path | None = No
     shared = _per_source(qids, {q: runs[0].rows[q]["source"] for q in qids})
     order = sorted(shared, key=_source_order(kinds))
     dropped = tuple(sorted(dropped, key=lambda d: _source_order(kinds)(d.source)))
+    notes = tuple(n for f in folders for n in f.notes)
     return Comparison(tuple(r.side for r in runs), pairs, intersect,
-                      tuple((s, shared[s]) for s in order), dropped, resamples, seed, level)
+                      tuple((s, shared[s]) for s in order), dropped, resamples, seed, level,
+                      notes)
 
 
 # ---- significance per cell (factres tables --baseline) ------------------------------------------
