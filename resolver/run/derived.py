@@ -423,6 +423,53 @@ def check_gold(path: Path, rows: list[dict], lines: list[int], gold) -> None:
 
 
 # ---- oracle folders -------------------------------------------------------------------------
+def nbest_abstention(payload: dict) -> tuple[str | None, int] | None:
+    """(level, questions abstained from) of an nbest.json made from a run with
+    --abstain-below, None otherwise: from the top-level `abstain_below` and `abstained`, else
+    from the per-source `abstained` counts (any above 0: the run abstained, its level not
+    recorded), so the mark does not rest on one top-level field (verification D10).
+    `check_nbest` makes the two agree."""
+    if "abstain_below" in payload:
+        return payload["abstain_below"], payload.get("abstained", 0)
+    counts = [s.get("abstained", 0) for s in payload["sources"].values()]
+    return (None, sum(counts)) if any(counts) else None
+
+
+def _check_nbest_abstention(file: Path, payload: dict) -> None:
+    """oracle.nbest writes `abstain_below` and `abstained` at the top, a per-source
+    `abstained` count and a per-question `abstained` flag all together (a run made with
+    --abstain-below) or none of them; the counts add up."""
+    top = [name for name in ("abstain_below", "abstained") if name in payload]
+    if len(top) == 1:
+        raise _edited(file, f"the top level has {top[0]} without "
+                      f"{'abstained' if top[0] == 'abstain_below' else 'abstain_below'}",
+                      "abstain_below and abstained together (a run made with --abstain-below)")
+    sources = payload["sources"]
+    carried = [s for s, v in sources.items() if "abstained" in v]
+    if top and len(carried) != len(sources):
+        missing = sorted(set(sources) - set(carried))[0]
+        raise _edited(file, f"the top level says the run was made with --abstain-below "
+                      f"{shown(payload['abstain_below'])}, but sources.{missing} has no "
+                      "abstained count", "an abstained count in every source of such a run")
+    counted = sum(sources[s]["abstained"] for s in carried)
+    if top and payload["abstained"] != counted:
+        raise _edited(file, f"the top level says {shown(payload['abstained'])} questions were "
+                      f"abstained from, but its sources count {counted}",
+                      "the top-level abstained count summing the sources'")
+    if not top and counted:
+        raise _edited(file, f"its sources count {counted} questions abstained from, but the "
+                      "top level has no abstain_below (removed?)", "abstain_below and "
+                      "abstained at the top level of a run that abstained")
+    rows = payload.get("questions")
+    if isinstance(rows, list) and all(isinstance(r, dict) for r in rows):
+        for source in carried:
+            flagged = sum(r.get("abstained") is True for r in rows if r.get("source") == source)
+            if flagged != sources[source]["abstained"]:
+                raise _edited(file, f"sources.{source}.abstained is "
+                              f"{sources[source]['abstained']}, but {flagged} of its question "
+                              "rows are marked abstained", "the abstained count of the rows")
+
+
 def check_nbest(path: Path, payload: dict) -> None:
     file = path / NBEST_FILE
     sets = payload["plan_sets"]
@@ -458,6 +505,7 @@ def check_nbest(path: Path, payload: dict) -> None:
                                   "(more plan sets reach at least as much)")
                 if name in step:
                     before[name] = step[name]
+    _check_nbest_abstention(file, payload)
 
 
 _CEILING = ("questions", "with_gold_path", "latest_wins", "optimal")
