@@ -6,9 +6,13 @@ As in test_verify_c, most cases edit a copy of a real run over the bundled 6K ro
 oracle folder, the way the verification did, then ask the commands it asked."""
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import orjson
 import pytest
 from test_audit3 import (
+    MH,
     SH,
     _run_of,
     edit_json,
@@ -18,6 +22,8 @@ from test_audit3 import (
 )
 
 from resolver.errors import InputError
+
+COMMITTED = Path(__file__).resolve().parent.parent / "results"
 from resolver.run.reader import read_oracle
 from resolver.run.result_schema import NBEST_FILE
 
@@ -32,7 +38,6 @@ def nbest_abst(runs, tmp_path_factory):
 
 
 def _nbest_edited(src, dst, change):
-    import shutil
     shutil.copytree(src, dst)
     edit_json(dst / NBEST_FILE, change)
     return dst
@@ -87,3 +92,47 @@ def test_d10_an_nbest_json_whose_top_level_and_sources_disagree_on_abstention_is
     assert result.exit_code == 0, result.output
     text = (tmp_path / "t" / "mab-nbest.md").read_text()
     assert "abst¶" in text and "below high, 73 questions abstained from" in text
+
+
+# ---- D09: a ceiling lowered the same way everywhere -------------------------------------------------
+def _lower_cricket(d):
+    """The verification's edit (e): the one-key component (cricket, country_of_origin) kept in
+    version 1 (needed by no44) rather than 0 (no33, no57, no89), the rows' flags and every
+    count made to agree, and no33's latest_wins turned off with every latest-wins count."""
+    key = next(k for k in d["contested_keys"]
+               if (k["subject"], k["relation"]) == ("cricket", "country_of_origin"))
+    assert {n["version"]: len(n["questions"]) for n in key["needed"]} == {0: 3, 1: 1}
+    key["optimal_version"] = 1
+    rows = {r["qid"]: r for r in d["rows"]}
+    for n in key["needed"]:
+        for qid in n["questions"]:
+            assert rows[qid]["alternatives"] == 1
+            rows[qid]["optimal"] = n["version"] == 1
+    component = next(c for c in d["components"]
+                     if c["members"] == [["cricket", "country_of_origin"]])
+    component["best"] -= 2
+    component["bound"] -= 2
+    d["per_source"][f"{MH}"]["optimal"] -= 2
+    for level in [d, *d["per_haystack"].values()]:
+        level["optimal"] -= 2
+        level["bound"] -= 2
+    rows[f"{MH}_no33"]["latest_wins"] = False
+    d["per_source"][MH]["latest_wins"] -= 1
+    for level in [d, *d["per_haystack"].values()]:
+        level["latest_wins"] -= 1
+
+
+def test_d09_a_one_key_component_keeping_the_version_fewer_questions_need_is_refused(tmp_path):
+    edited = tmp_path / "ce"
+    shutil.copytree(COMMITTED / "oracle-ceiling-6k-2", edited)
+    edit_json(edited / "ceiling.json", _lower_cricket)
+    with pytest.raises(InputError) as err:
+        read_oracle(edited, "ceiling.json")
+    assert ('one key ("cricket", "country_of_origin") (contested_keys[0]), proven optimal, '
+            "keeps version 1, which 1 question(s) need, but 3 question(s) of one alternative "
+            "need version 0") in str(err.value)
+    result = invoke("tables", edited, "--out", tmp_path / "t")
+    assert result.exit_code != 0 and "proven optimal, keeps version 1" in result.output
+    # every committed ceiling folder still reads
+    for name in ("oracle-ceiling-6k", "oracle-ceiling-6k-2"):
+        assert read_oracle(COMMITTED / name, "ceiling.json")["rows"]

@@ -541,6 +541,7 @@ def check_ceiling(path: Path, payload: dict) -> None:
     _check_ceiling_rows(file, payload)
     _check_ceiling_flags(file, payload)
     _check_ceiling_components(file, payload)
+    _check_ceiling_one_key(file, payload)
     _check_ceiling_status(file, payload)
 
 
@@ -637,6 +638,52 @@ def _check_ceiling_flags(file: Path, payload: dict) -> None:
             raise _edited(file, f"{where}: latest_wins is true, but it needs {_key_name(key)} "
                           f"in version {v} (contested_keys[{j}])", "latest_wins true only "
                           "when every version its one alternative needs is the latest (0)")
+
+
+def _check_ceiling_one_key(file: Path, payload: dict) -> None:
+    """A component of one contested key, proven optimal, keeps a version that satisfies the
+    most of its questions (verification D09). Counted from the contested key's needed lists:
+    a question of ONE alternative listed under version v is in the component and satisfied
+    exactly when v is kept; any question listed under the kept version may be satisfied by
+    it (one of several alternatives, or satisfied without the key, counts too, so the check
+    never refuses what the solver wrote). So no version's one-alternative questions may
+    outnumber every question listed under the kept one. A row of one alternative that needs
+    only latest versions of its contested keys may still need an older version of a key no
+    other question contests (not listed), so its `latest_wins` is not checked that way."""
+    components = payload.get("components")
+    contested = payload.get("contested_keys")
+    rows = payload.get("rows") or []
+    if not isinstance(components, list) or not isinstance(contested, list):
+        return
+    single = {r["qid"] for r in rows if isinstance(r, dict) and r.get("alternatives") == 1}
+    by_name: dict[tuple, list[tuple[int, dict]]] = {}
+    for j, key in enumerate(contested):
+        if isinstance(key, dict):
+            by_name.setdefault((key.get("haystack"), key.get("subject"), key.get("relation")),
+                               []).append((j, key))
+    for i, c in enumerate(components):
+        if not (isinstance(c, dict) and c.get("keys") == 1 and c.get("status") == PROVEN
+                and isinstance(c.get("members"), list) and len(c["members"]) == 1
+                and isinstance(c["members"][0], list) and len(c["members"][0]) == 2):
+            continue
+        subject, relation = c["members"][0]
+        found = by_name.get((c.get("haystack"), subject, relation), [])
+        if len(found) != 1:
+            continue            # not contested (one question's own alternatives), or ambiguous
+        j, key = found[0]
+        keeps = key.get("optimal_version")
+        needed = {n["version"]: n["questions"] for n in key["needed"]}
+        if keeps not in needed:
+            continue            # refused by _check_ceiling_flags
+        reachable = len(set(needed[keeps]))
+        for version, qids in needed.items():
+            sure = len(set(qids) & single)
+            if sure > reachable:
+                raise _edited(file, f"components[{i}], one key {_key_name(key)} "
+                              f"(contested_keys[{j}]), proven optimal, keeps version {keeps}, "
+                              f"which {reachable} question(s) need, but {sure} question(s) of "
+                              f"one alternative need version {version}", "the kept version of "
+                              "a one-key component one that the most questions need")
 
 
 def _key_name(key: dict) -> str:
