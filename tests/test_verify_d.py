@@ -11,6 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from run_folders import rewrite_lines
 from test_audit3 import (
     MH,
     SH,
@@ -20,6 +21,7 @@ from test_audit3 import (
     invoke,
     runs,  # noqa: F401  (fixtures)
 )
+from test_verify_a import refused
 
 from resolver.errors import InputError
 
@@ -136,3 +138,56 @@ def test_d09_a_one_key_component_keeping_the_version_fewer_questions_need_is_ref
     # every committed ceiling folder still reads
     for name in ("oracle-ceiling-6k", "oracle-ceiling-6k-2"):
         assert read_oracle(COMMITTED / name, "ceiling.json")["rows"]
+
+
+# ---- D07: copies that differ only in a field that carries no result ---------------------------------
+def _reason_blank(rows):
+    for r in rows:
+        r["reason"] += " "
+
+
+def _reasons_reversed(rows):
+    reordered = 0
+    for r in rows:
+        reasons = (r.get("confidence") or {}).get("reasons") or []
+        reordered += len(reasons) > 1
+        reasons.reverse()
+    assert reordered
+
+
+def test_d07_a_run_copy_with_its_free_text_edited_is_a_copy(runs, tmp_path):
+    for name, change in (("cpreason", _reason_blank), ("cpconf", _reasons_reversed)):
+        copy = tmp_path / "results" / name
+        shutil.copytree(runs["base"], copy)
+        rewrite_lines(copy / "predictions.jsonl", change)
+        assert invoke("table", copy).exit_code == 0          # it reads as a run of its own
+        refused(invoke("tables", runs["base"], copy, "--out", tmp_path / "t"),
+                f"folders base and {name} hold the same run (run id base, the same prediction "
+                "rows)", "a copy (expected each folder once)")
+        for result in (invoke("compare", runs["base"], copy),
+                       invoke("oracle", "calibration", runs["base"], copy, "--out",
+                              tmp_path / "c")):
+            refused(result, f"runs base and {name} are one run: the same run id 'base'",
+                    "a copy (expected each run once)")
+    # a run whose results differ is another run
+    assert invoke("compare", runs["base"], runs["abst"]).exit_code == 0
+
+
+def test_d07_an_nbest_json_with_its_paths_spelled_otherwise_is_a_copy(runs, tmp_path):
+    result = invoke("oracle", "nbest", runs["base"], "--out", tmp_path / "nb")
+    assert result.exit_code == 0, result.output
+    original = tmp_path / "nb"
+    for name, change in (
+            ("nbrun", lambda d: d.update(run=f"t/../res/{d['run']}")),
+            ("nbdata", lambda d: d.update(data=[p.replace("/fc/", "/fc/../fc/")
+                                                for p in d["data"]]))):
+        copy = _nbest_edited(original, tmp_path / name, change)
+        refused(invoke("tables", original, copy, "--out", tmp_path / "t"),
+                f"folders nb and {name} hold the same nbest.json content (sha256 ",
+                "a copy (expected each folder once)")
+    # an older nbest.json without a run id: its run folder's name, however spelled
+    old = _nbest_edited(original, tmp_path / "old", lambda d: d.pop("run_id"))
+    copy = _nbest_edited(old, tmp_path / "oldrun", lambda d: d.update(run="./x/../" + d["run"]))
+    refused(invoke("tables", old, copy, "--out", tmp_path / "t"), "a copy")
+    other = _nbest_edited(old, tmp_path / "otherrun", lambda d: d.update(run="another"))
+    assert invoke("tables", old, other, "--out", tmp_path / "t2").exit_code == 0
