@@ -24,8 +24,12 @@ from test_audit3 import (
 from test_verify_a import refused
 
 from resolver.errors import InputError
+from resolver.memory.memory import Memory
+from resolver.serve.conversation import remember, split
+from resolver.serve.request import Message
 
 COMMITTED = Path(__file__).resolve().parent.parent / "results"
+SETS = ("rules", "lexicon")
 from resolver.run.reader import read_oracle
 from resolver.run.result_schema import NBEST_FILE
 
@@ -191,3 +195,100 @@ def test_d07_an_nbest_json_with_its_paths_spelled_otherwise_is_a_copy(runs, tmp_
     refused(invoke("tables", old, copy, "--out", tmp_path / "t"), "a copy")
     other = _nbest_edited(old, tmp_path / "otherrun", lambda d: d.update(run="another"))
     assert invoke("tables", old, other, "--out", tmp_path / "t2").exit_code == 0
+
+
+# ---- D01, D02, D03, D05: the question at the end of a plain user message ---------------------------
+HEAD = "Here is a list of facts:\n"
+FACTS = (HEAD + "0. Tim Cook is employed by Apple.\n1. Tim Cook is employed by IBM.\n"
+         "2. The capital of St. Kitts is Basseterre.\n")
+NAMES = (HEAD + "0. The author of Part 1. The Beginning is Tom Smith.\n"
+         "1. The capital of United States is Washington, D.C..\n"
+         "2. The capital of St. Kitts is Basseterre.\n"
+         "3. The author of Part 1. What Lies Beneath is Eve Adams.\n"
+         "4. The capital of St. Who is Sandy Point.\n")
+
+
+def asked(text: str) -> tuple[str, str, int, tuple]:
+    """(the question found, the memory's answer to it, facts in memory, reports)."""
+    conversation = split((Message("user", text),))
+    remembered = remember(conversation, SETS, "search")
+    answer = remembered.memory.query(conversation.question).text
+    return conversation.question, answer, remembered.facts, remembered.reports
+
+
+@pytest.mark.parametrize("tail, question, answer", [
+    # D01: lower case, a "Question:" label, over two lines
+    ("what is the capital of St. Kitts?", "what is the capital of St. Kitts?", "Basseterre"),
+    ("Question: What is the capital of St. Kitts?", "What is the capital of St. Kitts?",
+     "Basseterre"),
+    ("Question: what is the capital of St. Kitts?", "what is the capital of St. Kitts?",
+     "Basseterre"),
+    ("Q: who is tim cook employed by?", "who is tim cook employed by?", "IBM"),
+    ("Question: Who is Tim Cook employed by?\nAnswer:", "Who is Tim Cook employed by?", "IBM"),
+    ("What is the capital\nof St. Kitts?", "What is the capital of St. Kitts?", "Basseterre"),
+    ("What is the capital of St.\nKitts?", "What is the capital of St. Kitts?", "Basseterre"),
+    # D05: text after the question
+    ("What is the capital of St. Kitts? Answer briefly.", "What is the capital of St. Kitts?",
+     "Basseterre"),
+    ("What is the capital of St. Kitts?\nAnswer briefly, please.",
+     "What is the capital of St. Kitts?", "Basseterre"),
+    # what held before (D04) still holds
+    ("What a day. Who is Tim Cook employed by?", "Who is Tim Cook employed by?", "IBM"),
+    ("Please answer. What is the capital of St. Kitts?", "What is the capital of St. Kitts?",
+     "Basseterre"),
+    ("Tell me, who is Tim Cook employed by?", "Tell me, who is Tim Cook employed by?", "IBM"),
+    ("Is Tim Cook employed by IBM?", "Is Tim Cook employed by IBM?", "IBM"),
+])
+def test_d01_d05_a_plain_question_is_found_whole_in_any_case_label_or_layout(tail, question,
+                                                                             answer):
+    assert asked(FACTS + tail) == (question, answer, 3, ())
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("What is the capital of St. Kitts?", "Basseterre"),
+    ("what is the capital of St. Kitts?", "Basseterre"),
+    ("Who is the author of Part 1. The Beginning?", "Tom Smith"),
+    ("who is the author of Part 1. The Beginning?", "Tom Smith"),
+    ("What is the capital of United States?", "Washington, D.C."),
+    # D02: the part after ". " opens with an interrogative
+    ("Who is the author of Part 1. What Lies Beneath?", "Eve Adams"),
+    ("What is the capital of St. Who?", "Sandy Point"),
+])
+def test_d02_names_holding_a_full_stop_stay_in_the_question(question, answer):
+    for text in (NAMES + question, NAMES + "Please answer. " + question,
+                 NAMES + "Question: " + question, NAMES + question + " Answer briefly."):
+        assert asked(text) == (question, answer, 5, ()), text
+
+
+def test_d03_a_question_glued_to_the_last_facts_full_stop_in_lower_case():
+    text = HEAD + "0. Tim Cook is employed by Apple.\n1. Tim Cook is employed by IBM.who is " \
+                  "Tim Cook employed by?"
+    assert asked(text) == ("who is Tim Cook employed by?", "IBM", 2, ())
+    # glued after a fact that does not read as one: the lower-case word is no question start,
+    # the whole numbered line is asked (and nothing of it is memory)
+    text = HEAD + "0. Tim Cook is employed by Apple.\n1. Tim Cook is what else.who is Tim " \
+                  "Cook employed by?"
+    question, answer, facts, _ = asked(text)
+    assert question == "Tim Cook is what else.who is Tim Cook employed by?" and facts == 1
+    # glued, with a name holding ". " in the question
+    text = HEAD + "0. Tim Cook is employed by Apple.\n1. Tim Cook is employed by IBM.What is " \
+                  "the capital of St. Kitts?"
+    assert asked(text)[:3] == ("What is the capital of St. Kitts?", "", 2)
+
+
+def test_d01_the_same_line_as_the_facts_and_a_fact_opening_with_a_question_word():
+    text = HEAD + "0. The capital of St. Kitts is Sandy Point. 1. The capital of St. Kitts is " \
+                  "Basseterre. what is the capital of St. Kitts?"
+    assert asked(text) == ("what is the capital of St. Kitts?", "Basseterre", 2, ())
+    text = HEAD + "0. Who Framed Roger Rabbit is employed by Apple. 1. Who Framed Roger " \
+                  "Rabbit is employed by Disney. Who is Who Framed Roger Rabbit employed by?"
+    assert asked(text) == ("Who is Who Framed Roger Rabbit employed by?", "Disney", 2, ())
+
+
+def test_memory_query_reads_a_labelled_question_as_the_server_does():
+    memory = Memory(SETS, "search")
+    memory.ingest(FACTS)
+    memory.flush()
+    for question in ("Question: What is the capital of St. Kitts?",
+                     "Q: what is the capital of St. Kitts?\nAnswer:"):
+        assert memory.query(question).text == "Basseterre"
