@@ -4,10 +4,12 @@
 The question is the one asked at the end of the last user message: inside the harness's
 instruction prompt when the message holds one (`harness.prompt_start`: the text from the
 prompt's opening on), else, when the message ends with "?" (a trailing "Answer:" cue left
-aside), the last sentence of its last line that opens with an interrogative ("What", "Who",
-"In which", ...: a name holding ". ", "St. Kitts", stays in the question) and follows the
-line's numbered facts, else the message's last sentence (a sentence ends at ".", "!" or "?"
-and a blank, or at a line break, so a last fact written without its full stop stays memory),
+aside) or its last "?" is followed by text holding no numbered fact ("...? Answer briefly."),
+the question sentence up to that "?": on its line (or two lines, when it runs over them), after
+the line's last numbered fact, from the last sentence end before which a complete sentence
+stands (`_complete`: a name holding ". ", "St. Kitts", "Part 1. What Lies Beneath", stays in
+the question), in either case, a "Question:" label left out; a sentence ends at ".", "!" or
+"?" and a blank, or at a line break, so a last fact written without its full stop stays memory;
 else the whole message. A question longer than `factres run` reads (MAX_QUESTION characters) is the client's
 error: the server refuses it before any memory is built. Everything else, in every
 message and in any layout, is the memory part: the harness's single user message (memorize
