@@ -47,8 +47,10 @@ UNANSWERABLE_KEY = "unanswerable"       # row metadata.unanswerable: true
 
 
 def question_key(text: str) -> str:
-    """A question's text as the pool compares it: blanks collapsed and stripped."""
-    return " ".join(text.split())
+    """A question's text as the pool compares it: blanks collapsed and stripped, case folded,
+    trailing punctuation ("?", ".", "!") and the blanks before it left out, so a lower-cased
+    copy or one without its "?" is the same question (verification D06)."""
+    return " ".join(text.casefold().split()).rstrip("?.! ")
 
 
 def context_key(haystack) -> str:

@@ -47,6 +47,8 @@ _PROMPT = (PROMPT_OPENING + " Each fact in the knowledge pool is provided with a
            + EXAMPLE_QUESTION + " \nAnswer: Donald Trump \n\n " + NOW_ANSWER + "{lead}{question}"
            " \nAnswer:")
 
+# A label before a bare question ("Question: What is ...?", "Q: ..."): not part of it.
+QUESTION_LABEL = re.compile(r"(?:Question|Q)[ \t]*:[ \t]*", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -70,8 +72,8 @@ def question_of(text: str) -> str:
     """The question inside a harness prompt, or the text itself (stripped) when it is a bare
     question. The instruction's example question is never taken: the question is what follows
     "Now Answer the Question:", else what follows the last lead-in ("Based on ..., ") that does
-    not introduce the example; the trailing "Answer:" cue is cut off. "" when the prompt holds
-    only the example."""
+    not introduce the example; the trailing "Answer:" cue is cut off, and a bare question's
+    leading "Question:" label (`unlabelled`). "" when the prompt holds only the example."""
     now = text.rfind(NOW_ANSWER.strip())
     if now >= 0:
         body = text[now + len(NOW_ANSWER.strip()):].lstrip()
@@ -88,7 +90,14 @@ def question_of(text: str) -> str:
             return body
     if starts:
         return ""
-    return _cut_answer_cue(text)
+    return unlabelled(_cut_answer_cue(text))
+
+
+def unlabelled(question: str) -> str:
+    """A bare question without a leading "Question:" or "Q:" label (the server finds the
+    question in a plain message the same way)."""
+    label = QUESTION_LABEL.match(question)
+    return question[label.end():].lstrip() if label else question
 
 
 def prompt_start(text: str) -> int | None:

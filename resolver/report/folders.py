@@ -17,10 +17,10 @@ from resolver.errors import ForeignFolderError, InputError
 from resolver.run.reader import (
     folder_names,
     locate,
+    oracle_content,
     read_oracle,
     read_run,
     run_content,
-    value_sha256,
 )
 from resolver.run.result_schema import (
     CEILING_FILE,
@@ -91,20 +91,21 @@ def read_folder(path: Path) -> Folder:
 
 
 def content_key(folder: Folder) -> tuple:
-    """What makes two folders one, by content, not file bytes (verification W03): a score
-    run's id with its prediction rows (`reader.run_content`: parsed, ordered by question id;
-    two runs of one configuration have their own ids), an oracle folder's parsed JSON
-    (`reader.value_sha256`: written canonically, sorted keys)."""
+    """What makes two folders one, by content, not file bytes (verification W03, D07): a score
+    run's id with each question's result (`reader.run_content`: prediction, em, gold, source
+    by question id; two runs of one configuration have their own ids), an oracle folder's
+    parsed JSON without its provenance (`reader.oracle_content`: written canonically, sorted
+    keys, the run folder's name and the data paths left out)."""
     if folder.kind == SCORE:
         return (SCORE, *run_content(folder.data["run_folder"]))
-    return (folder.kind, value_sha256(folder.data))
+    return (folder.kind, oracle_content(folder.data))
 
 
 def _what(folder: Folder) -> str:
     if folder.kind == SCORE:
         return f"run (run id {folder.data['meta']['run_id']}, the same prediction rows)"
     return f"{KIND_FILES[folder.kind]} content (sha256 {content_key(folder)[1][:12]}... of " \
-           "its parsed value)"
+           "its parsed value, its run folder's name and data paths left out)"
 
 
 def gather(refs: tuple[str, ...], results: str | Path | None = None,

@@ -65,6 +65,7 @@ from resolver.report.references import (
     figure_text,
     load_references,
 )
+from resolver.run.derived import nbest_abstention
 from resolver.run.protocol import DEV_SIZES, TEST_SIZES
 from resolver.run.reader import read_run
 from resolver.run.stats import McNemar
@@ -457,8 +458,8 @@ def nbest_table(folders: list[Folder], notes: list[str]) -> Table | None:
         run = folder.data.get("run") or folder.name
         # a run made with --abstain-below: success@N judges the answer selected before the
         # abstention, which its own EM (mab-fc) counts as unanswered
-        level = folder.data.get("abstain_below")
-        mark = ABSTAINS if level else ""
+        abstention = nbest_abstention(folder.data)
+        mark = ABSTAINS if abstention else ""
         sources = {s: v for s, v in (folder.data.get("sources") or {}).items()
                    if MH_SOURCE.search(s)}
         if not sources:
@@ -475,8 +476,8 @@ def nbest_table(folders: list[Folder], notes: list[str]) -> Table | None:
                              Cell(_share(r["success"], total))))
             groups.append(tuple(rows))
         used.append(folder.name)
-        if level:
-            abstained.append((run, level, folder.data.get("abstained")))
+        if abstention:
+            abstained.append((run, *abstention))
     if not used:
         return None
     foot: list[str | Note] = [
@@ -487,7 +488,8 @@ def nbest_table(folders: list[Folder], notes: list[str]) -> Table | None:
                  "resolver selected, also where the run abstained from it (its EM, in mab-fc, "
                  "counts those questions as unanswered): "]
         for i, (run, level, n) in enumerate(abstained):
-            parts += [run, f" below {level}" + (f", {n} questions abstained from"
+            parts += [run, (f" below {level}" if level else " (its level not recorded)")
+                      + (f", {n} questions abstained from"
                                                 if n is not None else "")
                       + ("; " if i < len(abstained) - 1 else ".")]
         foot.append(Note(tuple(parts)))

@@ -423,6 +423,53 @@ def check_gold(path: Path, rows: list[dict], lines: list[int], gold) -> None:
 
 
 # ---- oracle folders -------------------------------------------------------------------------
+def nbest_abstention(payload: dict) -> tuple[str | None, int] | None:
+    """(level, questions abstained from) of an nbest.json made from a run with
+    --abstain-below, None otherwise: from the top-level `abstain_below` and `abstained`, else
+    from the per-source `abstained` counts (any above 0: the run abstained, its level not
+    recorded), so the mark does not rest on one top-level field (verification D10).
+    `check_nbest` makes the two agree."""
+    if "abstain_below" in payload:
+        return payload["abstain_below"], payload.get("abstained", 0)
+    counts = [s.get("abstained", 0) for s in payload["sources"].values()]
+    return (None, sum(counts)) if any(counts) else None
+
+
+def _check_nbest_abstention(file: Path, payload: dict) -> None:
+    """oracle.nbest writes `abstain_below` and `abstained` at the top, a per-source
+    `abstained` count and a per-question `abstained` flag all together (a run made with
+    --abstain-below) or none of them; the counts add up."""
+    top = [name for name in ("abstain_below", "abstained") if name in payload]
+    if len(top) == 1:
+        raise _edited(file, f"the top level has {top[0]} without "
+                      f"{'abstained' if top[0] == 'abstain_below' else 'abstain_below'}",
+                      "abstain_below and abstained together (a run made with --abstain-below)")
+    sources = payload["sources"]
+    carried = [s for s, v in sources.items() if "abstained" in v]
+    if top and len(carried) != len(sources):
+        missing = sorted(set(sources) - set(carried))[0]
+        raise _edited(file, f"the top level says the run was made with --abstain-below "
+                      f"{shown(payload['abstain_below'])}, but sources.{missing} has no "
+                      "abstained count", "an abstained count in every source of such a run")
+    counted = sum(sources[s]["abstained"] for s in carried)
+    if top and payload["abstained"] != counted:
+        raise _edited(file, f"the top level says {shown(payload['abstained'])} questions were "
+                      f"abstained from, but its sources count {counted}",
+                      "the top-level abstained count summing the sources'")
+    if not top and counted:
+        raise _edited(file, f"its sources count {counted} questions abstained from, but the "
+                      "top level has no abstain_below (removed?)", "abstain_below and "
+                      "abstained at the top level of a run that abstained")
+    rows = payload.get("questions")
+    if isinstance(rows, list) and all(isinstance(r, dict) for r in rows):
+        for source in carried:
+            flagged = sum(r.get("abstained") is True for r in rows if r.get("source") == source)
+            if flagged != sources[source]["abstained"]:
+                raise _edited(file, f"sources.{source}.abstained is "
+                              f"{sources[source]['abstained']}, but {flagged} of its question "
+                              "rows are marked abstained", "the abstained count of the rows")
+
+
 def check_nbest(path: Path, payload: dict) -> None:
     file = path / NBEST_FILE
     sets = payload["plan_sets"]
@@ -458,6 +505,7 @@ def check_nbest(path: Path, payload: dict) -> None:
                                   "(more plan sets reach at least as much)")
                 if name in step:
                     before[name] = step[name]
+    _check_nbest_abstention(file, payload)
 
 
 _CEILING = ("questions", "with_gold_path", "latest_wins", "optimal")
@@ -493,6 +541,7 @@ def check_ceiling(path: Path, payload: dict) -> None:
     _check_ceiling_rows(file, payload)
     _check_ceiling_flags(file, payload)
     _check_ceiling_components(file, payload)
+    _check_ceiling_one_key(file, payload)
     _check_ceiling_status(file, payload)
 
 
@@ -589,6 +638,52 @@ def _check_ceiling_flags(file: Path, payload: dict) -> None:
             raise _edited(file, f"{where}: latest_wins is true, but it needs {_key_name(key)} "
                           f"in version {v} (contested_keys[{j}])", "latest_wins true only "
                           "when every version its one alternative needs is the latest (0)")
+
+
+def _check_ceiling_one_key(file: Path, payload: dict) -> None:
+    """A component of one contested key, proven optimal, keeps a version that satisfies the
+    most of its questions (verification D09). Counted from the contested key's needed lists:
+    a question of ONE alternative listed under version v is in the component and satisfied
+    exactly when v is kept; any question listed under the kept version may be satisfied by
+    it (one of several alternatives, or satisfied without the key, counts too, so the check
+    never refuses what the solver wrote). So no version's one-alternative questions may
+    outnumber every question listed under the kept one. A row of one alternative that needs
+    only latest versions of its contested keys may still need an older version of a key no
+    other question contests (not listed), so its `latest_wins` is not checked that way."""
+    components = payload.get("components")
+    contested = payload.get("contested_keys")
+    rows = payload.get("rows") or []
+    if not isinstance(components, list) or not isinstance(contested, list):
+        return
+    single = {r["qid"] for r in rows if isinstance(r, dict) and r.get("alternatives") == 1}
+    by_name: dict[tuple, list[tuple[int, dict]]] = {}
+    for j, key in enumerate(contested):
+        if isinstance(key, dict):
+            by_name.setdefault((key.get("haystack"), key.get("subject"), key.get("relation")),
+                               []).append((j, key))
+    for i, c in enumerate(components):
+        if not (isinstance(c, dict) and c.get("keys") == 1 and c.get("status") == PROVEN
+                and isinstance(c.get("members"), list) and len(c["members"]) == 1
+                and isinstance(c["members"][0], list) and len(c["members"][0]) == 2):
+            continue
+        subject, relation = c["members"][0]
+        found = by_name.get((c.get("haystack"), subject, relation), [])
+        if len(found) != 1:
+            continue            # not contested (one question's own alternatives), or ambiguous
+        j, key = found[0]
+        keeps = key.get("optimal_version")
+        needed = {n["version"]: n["questions"] for n in key["needed"]}
+        if keeps not in needed:
+            continue            # refused by _check_ceiling_flags
+        reachable = len(set(needed[keeps]))
+        for version, qids in needed.items():
+            sure = len(set(qids) & single)
+            if sure > reachable:
+                raise _edited(file, f"components[{i}], one key {_key_name(key)} "
+                              f"(contested_keys[{j}]), proven optimal, keeps version {keeps}, "
+                              f"which {reachable} question(s) need, but {sure} question(s) of "
+                              f"one alternative need version {version}", "the kept version of "
+                              "a one-key component one that the most questions need")
 
 
 def _key_name(key: dict) -> str:

@@ -43,7 +43,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from resolver.errors import FEW, FactresError, ForeignFolderError, InputError, first_few
@@ -474,13 +474,47 @@ def value_sha256(value: Any) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# What a prediction row's result is: the other fields (the free-text reason, the confidence's
+# reasons and their order, the plan's note) explain it and do not make another run.
+RESULT_FIELDS = ("prediction", "em", "gold", "source")
+
+
 def run_content(run: RunFolder) -> tuple[str, str]:
     """What makes two run folders one run (a copy under another path): meta.json's run id
-    and the sha256 of its prediction rows, parsed and ordered by question id
+    and the sha256 of each question id's result (`RESULT_FIELDS`), ordered by question id
     (`value_sha256`), so re-serialising or reordering the files makes no other run
-    (verification W03). Two runs of one configuration have their own ids."""
-    rows = sorted(run.predictions, key=lambda r: r["qid"])
+    (verification W03), nor does an edit to a field that carries no result, such as a blank
+    added to `reason` or the confidence's reasons reordered (D07). Two runs of one
+    configuration have their own ids."""
+    rows = sorted([r["qid"], *(r.get(name) for name in RESULT_FIELDS)]
+                  for r in run.predictions)
     return run.run_id, value_sha256(rows)
+
+
+# Fields of an oracle JSON that say where it came from, not what it found: the run folder's
+# name or path (`run`), the data files' paths, the solver's version.
+PROVENANCE_FIELDS = ("run", "solver")
+
+
+def oracle_content(payload: dict) -> str:
+    """What makes two oracle folders (nbest.json, ceiling.json) one analysis: the sha256 of
+    the parsed JSON (`value_sha256`) with its provenance left out (`PROVENANCE_FIELDS`, and
+    the data files by their sha256, not their paths), so a path spelled another way
+    ("t/../res/base") makes no other analysis (verification D07). The run analysed stays in
+    it, by its run id (an older nbest.json without one: by its folder's name)."""
+    value = {k: v for k, v in payload.items() if k not in PROVENANCE_FIELDS}
+    if "run_id" not in value and isinstance(payload.get("run"), str):
+        # written before nbest.json carried the run id: the run folder's name, however its
+        # path is spelled, stands for it
+        value["run_id"] = PurePath(payload["run"].replace("\\", "/")).name
+    data = value.get("data")
+    if isinstance(data, list):
+        value.pop("data")           # nbest.json: the paths alone (the run id says the rest)
+    elif isinstance(data, dict):
+        value["data"] = {k: (sorted(map(str, v.values())) if k == "files_sha256"
+                             and isinstance(v, dict) else v)
+                         for k, v in data.items() if k != "paths"}
+    return value_sha256(value)
 
 
 def refuse_copies(refs, runs: list[RunFolder]) -> None:

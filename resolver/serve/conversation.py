@@ -4,10 +4,12 @@
 The question is the one asked at the end of the last user message: inside the harness's
 instruction prompt when the message holds one (`harness.prompt_start`: the text from the
 prompt's opening on), else, when the message ends with "?" (a trailing "Answer:" cue left
-aside), the last sentence of its last line that opens with an interrogative ("What", "Who",
-"In which", ...: a name holding ". ", "St. Kitts", stays in the question) and follows the
-line's numbered facts, else the message's last sentence (a sentence ends at ".", "!" or "?"
-and a blank, or at a line break, so a last fact written without its full stop stays memory),
+aside) or its last "?" is followed by text holding no numbered fact ("...? Answer briefly."),
+the question sentence up to that "?": on its line (or two lines, when it runs over them), after
+the line's last numbered fact, from the last sentence end before which a complete sentence
+stands (`_complete`: a name holding ". ", "St. Kitts", "Part 1. What Lies Beneath", stays in
+the question), in either case, a "Question:" label left out; a sentence ends at ".", "!" or
+"?" and a blank, or at a line break, so a last fact written without its full stop stays memory;
 else the whole message. A question longer than `factres run` reads (MAX_QUESTION characters) is the client's
 error: the server refuses it before any memory is built. Everything else, in every
 message and in any layout, is the memory part: the harness's single user message (memorize
@@ -49,6 +51,7 @@ from functools import cached_property
 from resolver.memory import harness
 from resolver.memory.memory import Memory
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, Report
+from resolver.text.facts import reads_as_fact
 from resolver.serve.request import Message
 
 TEXT = "text"                       # passed over: a piece that fits no template, no serial in it
@@ -56,27 +59,30 @@ TEXT = "text"                       # passed over: a piece that fits no template
 IN_PROMPT, LAST_SENTENCE, WHOLE_MESSAGE = "prompt", "last sentence", "whole message"
 REPORTS_SHOWN = 20                  # reports a reply lists (all are counted)
 _SERIAL_LIKE = re.compile(r"\d\. ")
-_ENDS = tuple(end + blank for end in ".!?" for blank in " \n\t\r")
 _NONBLANK = re.compile(r"\S")
-# A last sentence that opens like a numbered fact, and where a question may start inside it:
-# after a full stop, "!" or "?" followed by other non-blanks (a control character, a quote) and
-# a blank; else at a capitalised question word after a blank, or glued to the full stop before
-# it ("... employed by IBM.Who is ...?", verification W07).
-_SERIAL_BEFORE = re.compile(r"(?<!\S)\d+\.[ \t]+\Z")
-_SERIAL_WINDOW = 64
+# Where a numbered fact starts on the question's line: a serial at the line's start or after a
+# sentence end and blanks (not "Part 1. The Beginning", whose "1. " follows a word).
+_SERIAL_AT = re.compile(r"(?m)(?:^[ \t]*|(?<=[.!?])[ \t]+)\d+\.[ \t]+")
+_SERIAL_SEARCH = 512                # the first window searched back for it (doubled as needed)
+# A sentence end inside the question's text: ".", "!" or "?" and blanks.
+_BOUNDARY = re.compile(r"[.!?]\s+")
+# Where a question may start inside the last fact's text when no sentence of it ends there: after
+# a full stop, "!" or "?" followed by other non-blanks (a control character, a quote) and a blank;
+# else at a question word glued to the full stop before it ("... by IBM.Who is ...?",
+# verification W07; in lower case, "IBM.who", only when the text before reads as a fact, D03),
+# else at the last capitalised question word after a blank.
 _LOOSE_END = re.compile(r"[.!?][^\w\s]+\s+")
-_ASKING = re.compile(r"(?:\s+|(?<=[.!?]))(?=(?:Who|Whom|Whose|What|Which|Where|When|How|Name|"
-                     r"Identify|Give|Tell|List|Find)\b)")
-# A sentence that opens with an interrogative (verification W06): on the question's line, the
-# question starts at the last such sentence start, so a name holding ". " ("St. Kitts",
-# "Part 1. The Beginning") stays inside it. A sentence start is the line's start or a blank
-# after ".", "!" or "?"; one holding a serial ("3. ") opens a numbered fact, whose own text
-# (the sentence after the serial) is no question, and nothing before it is either.
+_QUESTION_WORDS = r"(?:Who|Whom|Whose|What|Which|Where|When|How|Name|Identify|Give|Tell|List|Find)\b"
+_GLUED = re.compile(r"(?<=[.!?])(?=" + _QUESTION_WORDS + ")", re.IGNORECASE)
+_ASKING = re.compile(r"\s+(?=" + _QUESTION_WORDS + ")")
+# A sentence that opens with an interrogative, in either case ("What", "who", "In which", ...).
 _INTERROGATIVE = re.compile(r"(?:Who|Whom|Whose|What|Which|Where|When|Why|How|(?:In|On|At|From|"
                             r"To|For|By|Of|With|Under|During|Since|After|Before|Through|Into|"
-                            r"Over|Within) (?:which|what|whom|whose))\b")
-_LINE_ENDS = tuple(end + blank for end in ".!?" for blank in " \t\r")
-_SERIAL_START = re.compile(r"\d+\.\s")
+                            r"Over|Within) (?:which|what|whom|whose))\b", re.IGNORECASE)
+# A word that ends no sentence: an abbreviation ("St.", "Mt.", "Inc."), an initial ("L."), a
+# dotted one ("D.C.").
+_ABBREVIATION = re.compile(r"(?:[A-Z][a-z]?|Mrs|Inc|Ltd|Sgt|Gen|Gov|Sen|Rev|Vol|Ave|Corp|"
+                           r"Capt|Prof|Bros|Dept|Univ|Blvd|(?:[A-Za-z]\.)+[A-Za-z])\Z")
 # A memory part's hash reads its shape (each message's role and length) and SAMPLES + 2 short
 # windows of its text spread over the whole part, at places set by the lengths alone (so equal
 # parts hash alike): cheap whatever the number of messages, and enough to tell contexts apart;
@@ -243,71 +249,150 @@ def find_question(text: str) -> tuple[int, str, str]:
     cue = harness.ANSWER_CUE.strip()
     if text.endswith(cue, 0, end):
         end = _blank_end(text, end - len(cue))
-    # After the last sentence end or line break, or 0. A line break ends the sentence before
-    # it even without a full stop: a last fact written without one ("1. Tim Cook is employed
-    # by Google" and a line break) is memory, reported, not the start of the question.
-    start = max(max(text.rfind(e, 0, end) for e in _ENDS), text.rfind("\n", 0, end)) + 1
-    while start < end and text[start].isspace():
-        start += 1
-    if text.endswith("?", 0, end):
-        asked = _interrogative_start(text, start, end)
-        start = _after_fact_like(text, start, end) if asked is None else asked
-        return start, text[start:end], LAST_SENTENCE
-    return 0, text, WHOLE_MESSAGE
+    if not text.endswith("?", 0, end):
+        # text after the question ("...? Answer briefly.", verification D05): the question
+        # is the last sentence ending in "?", on the last two lines, after every numbered fact
+        end = _last_mark(text, end)
+        if end is None:
+            return 0, text, WHOLE_MESSAGE
+    start, asked = _question_start(text, end)
+    question = text[asked:end]
+    if "\n" in question:           # a question run over two lines, asked as one
+        question = " ".join(question.split())
+    return start, question, LAST_SENTENCE
 
 
-def _interrogative_start(text: str, start: int, end: int) -> int | None:
-    """The last sentence start on the question's line, up to `start` (the last sentence's),
-    that opens with an interrogative ("What", "Who", "In which", ...) and comes after every
-    numbered fact of the line (not the text of one: "1. What Women Want is ..." is a fact);
-    None when there is none, and the last sentence rule stands. Read backwards from `start`,
-    stopping at the line's last serial: a harness chunk is one long line of facts, and only
-    its end is read."""
+def _last_mark(text: str, end: int) -> int | None:
+    """The end of the last "?" followed by blanks on the message's last two lines, when no
+    numbered fact follows it; None when there is none."""
     line = text.rfind("\n", 0, end) + 1
-    at = start
+    lowest = text.rfind("\n", 0, max(line - 1, 0)) + 1 if line else 0
+    at = end
     while True:
-        if _SERIAL_START.match(text, at):
+        mark = text.rfind("?", lowest, at)
+        if mark < 0:
             return None
-        before = _sentence_before(text, line, at)
-        if _INTERROGATIVE.match(text, at) and (before is None
-                                                or not _SERIAL_START.match(text, before)):
-            return at
-        if before is None:
-            return None
-        at = before
+        if mark + 1 < end and text[mark + 1].isspace():
+            return None if _SERIAL_AT.search(text, mark + 1, end) else mark + 1
+        at = mark
 
 
-def _sentence_before(text: str, line: int, at: int) -> int | None:
-    """Where the sentence before the one starting at `at` starts, on the line from `line`
-    (after its own end and blanks, or the line's first non-blank); None when `at` is the
-    line's first sentence."""
-    ended = max(text.rfind(e, line, at) for e in _LINE_ENDS)
-    if ended < 0:
-        return None
-    earlier = max(text.rfind(e, line, ended) for e in _LINE_ENDS)
-    found = line if earlier < 0 else earlier + 2
-    while found < ended and text[found].isspace():
-        found += 1
-    return found
+def _question_start(text: str, end: int) -> tuple[int, int]:
+    """(where the question part starts, where the question itself starts) for a question
+    ending at `end`: the question's line (with the line before it when the question runs over
+    two), from after the line's last numbered fact, its "Question:" label left out, cut at the last sentence end before which a complete
+    sentence stands (`_complete`)."""
+    line = _question_line(text, end)
+    serial = _last_serial(text, line, end)
+    if serial is None:
+        start = line
+        while start < end and text[start].isspace():
+            start += 1
+        cuts = _cuts(text, start, end)
+        start = cuts[-1] if cuts else start
+    else:
+        # after the line's last numbered fact: at its last complete sentence's end (a sentence
+        # between the fact and the question is read as the fact's, the limit docs/server.md
+        # states), else where the question is glued to the fact (`_after_fact_like`)
+        cuts = _cuts(text, serial.end(), end, fact=True)
+        start = cuts[-1] if cuts else _after_fact_like(text, serial, end)
+    label = harness.QUESTION_LABEL.match(text, start, end)
+    return start, label.end() if label else start
 
 
-def _after_fact_like(text: str, start: int, end: int) -> int:
-    """Where the question starts when its sentence follows a serial, as a numbered fact does
-    ("1. Tim Cook is employed by Google.\x00 Who is Tim Cook employed by?": the fact's full
-    stop is not followed by a blank, or it has none; "... by IBM.Who is ...?": the question is
-    glued to it): after the last full stop followed by other non-blanks and a blank, else
-    before the last capitalised question word (after a blank or a full stop). The text
-    before it is memory, so the fact that did not parse is reported, as on a line of its own.
-    `start` is unchanged when no serial comes before it, or no such place is found ("1. Who is
-    Tim Cook employed by?" is a numbered question)."""
-    if not _SERIAL_BEFORE.search(text, max(0, start - _SERIAL_WINDOW), start):
-        return start
+def _question_line(text: str, end: int) -> int:
+    """Where the question's line starts: the line holding its end, or the line before when
+    the question runs over two ("What is the capital\nof St. Kitts?"): that line opens with
+    an interrogative or a "Question:" label, holds no "?" and no numbered fact, and ends
+    inside a sentence (no ".", "!", "?" or ":", or at an abbreviation, "... of St.")."""
+    line = text.rfind("\n", 0, end) + 1
+    if not line:
+        return line
+    before = text.rfind("\n", 0, line - 1) + 1
+    previous = text[before:line - 1].strip()
+    if not previous or "?" in previous or _SERIAL_AT.match(previous):
+        return line
+    label = harness.QUESTION_LABEL.match(previous)
+    opening = previous[label.end():] if label else previous
+    if not _INTERROGATIVE.match(opening) or _BOUNDARY.search(previous):
+        return line
+    if previous[-1] in "!:" or (previous[-1] == "." and _complete(opening)):
+        return line
+    return before
+
+
+def _last_serial(text: str, line: int, end: int) -> re.Match | None:
+    """The last numbered fact's serial on the question's line (from `line`), None when there
+    is none. Searched back from the end in windows that double: a harness chunk is one long
+    line of facts, and only its end is read."""
+    size = _SERIAL_SEARCH
+    while True:
+        low = max(line, end - size)
+        found = None
+        for found in _SERIAL_AT.finditer(text, low, end):
+            pass
+        if found is not None or low == line:
+            return found
+        size *= 2
+
+
+def _cuts(text: str, start: int, end: int, fact: bool = False) -> list[int]:
+    """Where a sentence may end in text[start:end] (the question's last sentence ends at
+    `end`): after each sentence end (".", "!" or "?" and blanks) before which a complete
+    sentence stands, the sentence counted from the cut before it (`_complete`). The question
+    starts at the last. `fact`: the first sentence is a numbered fact's text, which may open
+    with a question word ("1. Who Framed Roger Rabbit is employed by Disney.")."""
+    cuts, sentence = [], start
+    for boundary in _BOUNDARY.finditer(text, start, end):
+        if _complete(text[sentence:boundary.start() + 1], asks=not (fact and not cuts)):
+            cuts.append(boundary.end())
+            sentence = boundary.end()
+    return cuts
+
+
+def _complete(sentence: str, asks: bool = True) -> bool:
+    """Whether `sentence` (ending with ".", "!" or "?") is a sentence of its own, after which
+    a question may start (verification D01, D02): not one capitalised word ("Kitts."), not
+    ending in an abbreviation or an initial ("St.", "D.C.", "L.") or in a name's number ("Part
+    1."), and not a question cut inside a name (opening with an interrogative and ending at a
+    capitalised word: "Who is the author of The Great Gatsby.", unless `asks` is false: a
+    numbered fact's text). MQuAKE names hold ". "."""
+    sentence = sentence.strip()
+    if sentence.endswith(("?", "!", "..")):
+        return True
+    words = sentence[:-1].split()
+    if len(words) < 2:
+        return False
+    last = words[-1]
+    if _ABBREVIATION.match(last) or (last.isdigit() and words[-2][:1].isupper()):
+        return False
+    label = harness.QUESTION_LABEL.match(sentence)
+    return not (asks and _INTERROGATIVE.match(sentence, label.end() if label else 0)
+                and (last[:1].isupper() or last[:1].isdigit()))
+
+
+def _after_fact_like(text: str, serial: re.Match, end: int) -> int:
+    """Where the question starts after the line's last numbered fact when no complete sentence
+    of the fact ends before it ("1. Tim Cook is employed by Google.\x00 Who is Tim Cook
+    employed by?": the fact's full stop is not followed by a blank; "... by IBM.Who is ...?":
+    the question is glued to it): after the last full stop followed by other non-blanks and a
+    blank, else at the first question word glued to a full stop (in lower case only when the
+    text before it reads as a fact: the grammar decides), else at the last capitalised question
+    word after a blank. The text before it is memory, so a fact that did not parse is reported,
+    as on a line of its own. After the serial when no such place is found ("1. Who is Tim Cook
+    employed by?" is a numbered question)."""
+    start = serial.end()
     cut = None
     for cut in _LOOSE_END.finditer(text, start, end):
         pass
-    if cut is None:
-        for cut in _ASKING.finditer(text, start, end):
-            pass
+    if cut is not None:
+        return cut.end()
+    fact = serial.start() + len(serial[0]) - len(serial[0].lstrip())
+    for glued in _GLUED.finditer(text, start, end):
+        if text[glued.start()].isupper() or reads_as_fact(text[fact:glued.start()]):
+            return glued.start()
+    for cut in _ASKING.finditer(text, start, end):
+        pass
     return start if cut is None else cut.end()
 
 
