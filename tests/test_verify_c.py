@@ -172,27 +172,33 @@ def test_w01_every_committed_ceiling_folder_agrees_with_its_contested_keys():
 
 
 # ---- W02: the same questions with a blank more ----------------------------------------------------
+def assert_not_pooled(tmp_path, first, name: str, change) -> None:
+    """The tiny haystack's rows under new ids, each row changed by `change`, run and
+    calibrated with `first`: the same questions, so not pooled."""
+    folder = tmp_path / name
+    folder.mkdir()
+    path = hostile_rows(folder, "renamed", ids=[f"{name}{i}" for i in range(5)])
+    data = orjson.loads(path.read_bytes())
+    before = orjson.dumps(data)
+    for row in data["data"]:
+        change(row)
+    assert orjson.dumps(data) != before
+    path.write_bytes(orjson.dumps(data))
+    second = _run_of(tmp_path, path, name)
+    result = invoke("oracle", "calibration", first, second, "--out", tmp_path / f"c-{name}")
+    assert result.exit_code == 0, result.output
+    report = orjson.loads((tmp_path / f"c-{name}" / "calibration.json").read_bytes())
+    assert report["pooled"] is None, name
+    assert report["not_pooled"] == [{"runs": ["first", name], "shared_questions": 5}]
+
+
 def test_w02_calibration_does_not_pool_the_same_questions_with_blanks_added(tmp_path):
     first = _run_of(tmp_path, hostile_rows(tmp_path), "first")
     for name, change in (("header", lambda row: row.update(
             context=row["context"].replace("\n", " \n", 1))),
                          ("question", lambda row: row.update(
             questions=[q.replace(" ", "  ", 1) for q in row["questions"]]))):
-        folder = tmp_path / name
-        folder.mkdir()
-        path = hostile_rows(folder, "renamed", ids=[f"{name}{i}" for i in range(5)])
-        data = orjson.loads(path.read_bytes())
-        before = orjson.dumps(data)
-        for row in data["data"]:
-            change(row)
-        assert orjson.dumps(data) != before
-        path.write_bytes(orjson.dumps(data))
-        second = _run_of(tmp_path, path, name)
-        result = invoke("oracle", "calibration", first, second, "--out", tmp_path / f"c-{name}")
-        assert result.exit_code == 0, result.output
-        report = orjson.loads((tmp_path / f"c-{name}" / "calibration.json").read_bytes())
-        assert report["pooled"] is None, name
-        assert report["not_pooled"] == [{"runs": ["first", name], "shared_questions": 5}]
+        assert_not_pooled(tmp_path, first, name, change)
 
 
 def test_w02_other_questions_over_the_same_context_are_still_pooled(tmp_path):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import orjson
 import pytest
 from run_folders import rewrite_lines
 from test_audit3 import (
@@ -22,6 +21,7 @@ from test_audit3 import (
     runs,  # noqa: F401  (fixtures)
 )
 from test_verify_a import refused
+from test_verify_c import assert_not_pooled
 
 from resolver.errors import InputError
 from resolver.memory.memory import Memory
@@ -54,21 +54,8 @@ def test_d06_calibration_does_not_pool_the_same_questions_cased_or_without_their
     first = _run_of(tmp_path, hostile_rows(tmp_path), "first")
     for name, change in (("lower", str.lower), ("nomark", lambda q: q.rstrip("?")),
                          ("upper", lambda q: q.upper().rstrip("?") + " ?")):
-        folder = tmp_path / name
-        folder.mkdir()
-        path = hostile_rows(folder, "renamed", ids=[f"{name}{i}" for i in range(5)])
-        data = orjson.loads(path.read_bytes())
-        before = orjson.dumps(data)
-        for row in data["data"]:
-            row["questions"] = [change(q) for q in row["questions"]]
-        assert orjson.dumps(data) != before
-        path.write_bytes(orjson.dumps(data))
-        second = _run_of(tmp_path, path, name)
-        result = invoke("oracle", "calibration", first, second, "--out", tmp_path / f"c-{name}")
-        assert result.exit_code == 0, result.output
-        report = orjson.loads((tmp_path / f"c-{name}" / "calibration.json").read_bytes())
-        assert report["pooled"] is None, name
-        assert report["not_pooled"] == [{"runs": ["first", name], "shared_questions": 5}]
+        assert_not_pooled(tmp_path, first, name, lambda row, change=change: row.update(
+            questions=[change(q) for q in row["questions"]]))
 
 
 # ---- D10: an abstaining run's nbest.json without its top-level mark ---------------------------------
