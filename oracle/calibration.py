@@ -242,7 +242,7 @@ def notes(report: dict) -> list[tuple[str, ...]]:
 
 
 def calibration_markdown(report: dict) -> str:
-    from resolver import escape
+    import resolver.escape as escape
 
     from .report import md_table
     out = ["# Confidence labels: precision and coverage\n",

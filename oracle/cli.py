@@ -177,7 +177,7 @@ def calibration_command(runs, out, results_dir) -> None:
 
     Example: factres oracle calibration dev-6k-search-confidence dev-6k-plain-confidence
     """
-    from resolver import escape
+    import resolver.escape as escape
 
     from .calibration import HEADERS, analyse, notes, summary_rows
     from .report import md_table

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.errors import InputError, clip
 from resolver.haystack import Dataset, Gold
 from resolver.plan.question import read

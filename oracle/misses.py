@@ -221,7 +221,7 @@ def misses_markdown(run_id: str, summary: dict, rows: list[dict],
                     run_ref: str | None = None) -> str:
     """The Markdown report; `run_ref` is how the suggested `factres explain` names the run (a
     folder path when the run is not found by its name; default `run_id`)."""
-    from resolver import escape
+    import resolver.escape as escape
 
     from .report import md_table
     out = [f"# Misses of run {escape.markdown(run_id)}, by the bucket where they broke\n"]

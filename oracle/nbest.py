@@ -93,7 +93,7 @@ def nbest_markdown(run_id: str, report: dict,
     """nbest.md (what the command prints, too). `abstained`: the run's `abstention`, when it
     was made with --abstain-below: success@N is marked ¶ and the agreement line says which
     answer it compares."""
-    from resolver import escape
+    import resolver.escape as escape
 
     from .report import md_table
     mark = ABSTAINS if abstained else ""

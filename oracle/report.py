@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.haystack import Dataset
 from resolver.run.result_schema import dumps, results_root
 from resolver.run.run_folder import claim_new, clean_stale, finish, reserve, write_file

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.cli.options import library_errors, results_dir_option
 from resolver.run import export
 

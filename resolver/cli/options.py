@@ -9,7 +9,7 @@ import math
 
 import click
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.errors import FactresError, InputError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

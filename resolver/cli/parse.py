@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 import orjson
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.cli.options import collector_paused, library_errors
 from resolver.errors import UnparsedLinesError, clip
 from resolver.haystack import parse_report

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import click
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.cli.options import Seconds, data_option, library_errors
 from resolver.errors import clip
 

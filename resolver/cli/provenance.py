@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 import orjson
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.cli.options import library_errors
 from resolver.errors import InputError
 from resolver.store.provenance import Version

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.cli.options import (
     Seconds,
     collector_paused,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.cli.options import data_option, library_errors, results_dir_option
 from resolver.run import imported
 from resolver.run.harness_files import FIELDS, FORMATS, parse_field_map

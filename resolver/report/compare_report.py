@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.report.compare import Comparison, Pair, Row
 from resolver.run.result_schema import dumps
 from resolver.run.run_folder import write_new_folder

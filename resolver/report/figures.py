@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.errors import MissingExtraError
 from resolver.report.folders import CEILING, MH_SOURCE, NBEST, source_order
 from resolver.run.run_folder import replace_file

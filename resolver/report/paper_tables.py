@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.errors import InputError
 from resolver.report.compare import SIGNIFICANCE, Outcomes, cell_tests, outcomes
 from resolver.report.figures import FIGURE_FILES

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from resolver import escape
+import resolver.escape as escape
 from resolver._version import __version__
 from resolver.errors import InputError, RunExistsError
 from resolver.memory.harness import prompt

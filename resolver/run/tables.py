@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from resolver import escape
+import resolver.escape as escape
 from resolver.run.result_schema import IMPORTED_KIND, MetricsRow, run_kind
 
 DASH = "—"
