@@ -10,8 +10,8 @@ the line's last numbered fact, from the last sentence end before which a complet
 stands (`_complete`: a name holding ". ", "St. Kitts", "Part 1. What Lies Beneath", stays in
 the question), in either case, a "Question:" label left out; a sentence ends at ".", "!" or
 "?" and a blank, or at a line break, so a last fact written without its full stop stays memory;
-else the whole message. A question longer than `factres run` reads (MAX_QUESTION characters) is the client's
-error: the server refuses it before any memory is built. Everything else, in every
+else the whole message. A question longer than `factres run` reads (MAX_QUESTION characters) is
+the client's error: the server refuses it before any memory is built. Everything else, in every
 message and in any layout, is the memory part: the harness's single user message (memorize
 frames joined by line breaks, then the prompt), or one message per chunk with assistant
 acknowledgements between, or a system message holding the context.
@@ -280,8 +280,8 @@ def _last_mark(text: str, end: int) -> int | None:
 def _question_start(text: str, end: int) -> tuple[int, int]:
     """(where the question part starts, where the question itself starts) for a question
     ending at `end`: the question's line (with the line before it when the question runs over
-    two), from after the line's last numbered fact, its "Question:" label left out, cut at the last sentence end before which a complete
-    sentence stands (`_complete`)."""
+    two), from after the line's last numbered fact, its "Question:" label left out, cut at the
+    last sentence end before which a complete sentence stands (`_complete`)."""
     line = _question_line(text, end)
     serial = _last_serial(text, line, end)
     if serial is None:
