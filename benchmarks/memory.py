@@ -48,7 +48,7 @@ import tracemalloc
 from pathlib import Path
 
 from resolver.haystack import Question
-from resolver.memory import harness
+from resolver.mab import harness
 from resolver.memory.memory import Memory
 from resolver.plan.planning import compile_live
 from resolver.search.resolve import resolve_question

@@ -86,7 +86,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from resolver.haystack import Question, bundled_path, load  # noqa: E402
-from resolver.memory import harness  # noqa: E402
+from resolver.mab import harness  # noqa: E402
 from resolver.plan.planning import compile_live  # noqa: E402
 from resolver.search.resolve import resolve_question  # noqa: E402
 from resolver.serve.cache import estimate_bytes  # noqa: E402

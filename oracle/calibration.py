@@ -29,15 +29,15 @@ from collections import defaultdict
 
 from resolver.errors import InputError
 from resolver.haystack import read_row, read_rows
-from resolver.run.derived import abstained
-from resolver.run.reader import (
+from resolver.results.derived import abstained
+from resolver.results.reader import (
     RunFolder,
     locate_data,
     read_run,
     refuse_copies,
     resolver_answer,
 )
-from resolver.run.result_schema import RESOLVER_KIND, run_kind
+from resolver.results.result_schema import RESOLVER_KIND, run_kind
 from resolver.search.confidence import LEVELS
 
 from .gold import is_hit

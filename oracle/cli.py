@@ -49,7 +49,7 @@ def _output_options():
         @functools.wraps(command)
         def writable_first(*args, **kwargs):
             # an analysis can take a while: a folder it cannot write fails before it starts
-            from resolver.run.result_schema import results_root
+            from resolver.results.result_schema import results_root
             from resolver.run.run_folder import ensure_writable
             target = kwargs.get("out")
             ensure_writable(Path(target).parent if target else results_root(
@@ -61,7 +61,7 @@ def _output_options():
 
 def _run_folder(run, results_dir):
     """RUN as a folder: a path, or a run id under the results folder."""
-    from resolver.run.reader import find_run
+    from resolver.results.reader import find_run
     return find_run(run, results_dir)
 
 
@@ -222,7 +222,7 @@ def explain_command(run, qids, as_json, results_dir) -> None:
     from .explain import explain, render
     explanations = explain(run, list(qids), results_dir)
     if as_json:
-        from resolver.run.result_schema import dumps
+        from resolver.results.result_schema import dumps
         click.echo(dumps(explanations).decode("utf-8"), nl=False)
     else:
         click.echo(render(explanations), nl=False)

@@ -23,10 +23,10 @@ from pathlib import Path
 import resolver.escape as escape
 from resolver.errors import InputError, clip
 from resolver.haystack import Dataset, Gold
+from resolver.mab.exact_match import harness_score, score_answer
 from resolver.plan.question import read
-from resolver.run.reader import candidate_of, read_run
-from resolver.run.result_schema import IMPORTED_KIND, PREDICTIONS_FILE, RESOLVER_KIND
-from resolver.run.scoring import harness_score, score_answer
+from resolver.results.reader import candidate_of, read_run
+from resolver.results.result_schema import IMPORTED_KIND, PREDICTIONS_FILE, RESOLVER_KIND
 from resolver.search.path_search import fits_type
 from resolver.store.fact_store import norm
 

@@ -1,12 +1,12 @@
 """Gold matching for the oracle: MemoryAgentBench's substring exact match, taken from
-`resolver.run.scoring` (the one place that reproduces the benchmark's scoring).
+`resolver.metrics.scoring` (the one place that reproduces the benchmark's scoring).
 
 Results are cached per (name, golds) because the path search tests every entity it reaches."""
 from __future__ import annotations
 
 from functools import lru_cache
 
-from resolver.run.scoring import score_answer, substring_exact_match
+from resolver.mab.exact_match import score_answer, substring_exact_match
 
 
 @lru_cache(maxsize=1 << 16)

@@ -27,16 +27,16 @@ buckets that need only the prediction, the gold paths and the store, tried in th
 `needs_older_version` (as above), `stale` (a gold path takes the latest version at every hop,
 and the answer is an earlier value of its last key: the superseded value of the right key),
 `latest_path_missed` (a latest-version gold path existed, and the answer is something else).
-Answers are matched as the harness scores them (`scoring.harness_score`).
+Answers are matched as the harness scores them (`exact_match.harness_score`).
 """
 from __future__ import annotations
 
 from resolver.errors import InputError
+from resolver.mab.exact_match import harness_score
 from resolver.plan.plans import Plan, step_relations
-from resolver.run.derived import abstained
-from resolver.run.reader import RunFolder, candidate_of, locate, read_run, resolver_answer
-from resolver.run.result_schema import IMPORTED_KIND
-from resolver.run.scoring import harness_score
+from resolver.results.derived import abstained
+from resolver.results.reader import RunFolder, candidate_of, locate, read_run, resolver_answer
+from resolver.results.result_schema import IMPORTED_KIND
 from resolver.text.relations import inventory
 
 from .gold import is_hit

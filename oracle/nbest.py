@@ -24,9 +24,9 @@ per source `abstained`) say so and mark success@N with ¶, as the paper tables d
 (verification W11)."""
 from __future__ import annotations
 
-from resolver.run.derived import abstained as abstained_row
-from resolver.run.reader import RunFolder, candidate_of, read_run, resolver_answer
-from resolver.run.result_schema import RESOLVER_KIND
+from resolver.results.derived import abstained as abstained_row
+from resolver.results.reader import RunFolder, candidate_of, read_run, resolver_answer
+from resolver.results.result_schema import RESOLVER_KIND
 from resolver.run.tables import ABSTAINS, abstention
 from resolver.search.path_search import select
 

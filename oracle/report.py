@@ -1,7 +1,7 @@
 """Where oracle results go and how they are written: `<results>/oracle-<command>-<tag>/` holding
 `<command>.json` (sorted keys) and `<command>.md`, rendered from the same rows. `<results>` is
 the one results folder every command uses: --results-dir, else $FACTRES_RESULTS, else
-./factres-results (`resolver.run.result_schema.results_root`).
+./factres-results (`resolver.results.result_schema.results_root`).
 
 A folder is never overwritten: the next free suffix (-2, -3, ...) is taken, or `--out` names the
 folder, which must not exist. The name is claimed as `factres run` claims a run id (its hidden
@@ -18,7 +18,7 @@ from typing import Any, Iterable, Sequence
 
 import resolver.escape as escape
 from resolver.haystack import Dataset
-from resolver.run.result_schema import dumps, results_root
+from resolver.results.result_schema import dumps, results_root
 from resolver.run.run_folder import claim_new, clean_stale, finish, reserve, write_file
 
 

@@ -7,18 +7,22 @@ internal by convention.
 
 Data flows one way, and the subpackages are its stages, each importing only those below it:
 
-    text     lines -> facts (grammar, parser, parse cache, relation inventory)
-    store    facts -> versioned keys and the provenance ledger
-    haystack rows -> questions, gold book and one store per context (this module)
-    plan     questions -> plans (lexicon, reading, rule and lexicon compilers, plan archive)
-    models   the local-LLM lanes (planner, reader, repair) and their prompts
-    search   plans -> paths -> predictions (scored path search, plain baseline)
-    memory   text arriving piece by piece -> a store that answers (`Memory`)
-    run      predictions -> metrics -> run folders (scoring, protocol, run identity)
-    report   run folders -> paper tables and figures
-    serve    a memory behind an OpenAI-compatible endpoint (`factres serve`)
-    cli      the `factres` command line
-    api      the public names this package re-exports
+    text      lines -> facts (grammar, parser, parse cache, relation inventory)
+    store     facts -> versioned keys and the provenance ledger
+    haystack  rows -> questions, gold book and one store per context (this module)
+    mab       MemoryAgentBench's own formats: memorize frame and prompt, exact match, result files
+    plan      questions -> plans (lexicon, reading, rule and lexicon compilers, plan archive)
+    models    the local-LLM lanes (planner, reader, repair) and their prompts
+    search    plans -> paths -> predictions (scored path search, plain baseline)
+    memory    text arriving piece by piece -> a store that answers (`Memory`)
+    metrics   predictions -> metrics (scoring against the gold, paired statistics)
+    results   run and oracle folders read and checked (schema, reader, derived values)
+    run       runs executed and written (config, protocol, identity, run folder, score table)
+    exchange  other systems' files in and out (`factres score`, `factres export`)
+    report    run folders -> paper tables and figures
+    serve     a memory behind an OpenAI-compatible endpoint (`factres serve`)
+    cli       the `factres` command line
+    api       the public names this package re-exports
 
 `_version` (the version) sits below everything, then `errors` (the project's exception types),
 `escape` (user text escaped once per output format: terminal, Markdown, LaTeX) and

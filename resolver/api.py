@@ -20,13 +20,13 @@ from typing import Sequence
 from resolver._version import __version__
 from resolver.errors import FactresError, InputError
 from resolver.haystack import Dataset, Gold, Question, bundled_path, load
-from resolver.memory import harness
+from resolver.mab import harness
 from resolver.memory.memory import Answer, IngestResult, Memory
 from resolver.plan.planning import live_plan_sets
 from resolver.plan.plans import PlanSet
 from resolver.report.compare import Comparison, compare_runs
+from resolver.results.reader import RunFolder, read_run
 from resolver.run.config import RunConfig
-from resolver.run.reader import RunFolder, read_run
 from resolver.run.runs import Run, load_plan_sets
 from resolver.run.runs import execute as _execute
 from resolver.search.resolve import Prediction, resolve_dataset

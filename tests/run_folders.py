@@ -1,4 +1,4 @@
-"""Hand-made run folders that the reader (`resolver.run.reader`) accepts: every file of a run,
+"""Hand-made run folders that the reader (`resolver.results.reader`) accepts: every file of a run,
 complete and consistent, from a few rows. Tests that need a run of a shape the resolver would
 not produce (a given winner, a reader that replaced a right answer) write it with
 `write_run_folder`; tests of the reader's refusals then break one file."""
@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 
 from resolver.haystack import load, sha256_bytes
-from resolver.run.result_schema import META_SCHEMA, METRICS_SCHEMA, dumps, dumps_lines
-from resolver.run.scoring import Cell, metrics_rows
+from resolver.metrics.scoring import Cell, metrics_rows
+from resolver.results.result_schema import META_SCHEMA, METRICS_SCHEMA, dumps, dumps_lines
 
 
 def _metrics_rows(rows: list[dict], reader: str, scored: bool) -> list[dict]:

@@ -3,7 +3,7 @@ the fix: silently wrong results (1-6), crashes (7-8; 9 is the scale work's) and 
 
 Most cases break one file of a real run folder (a resolver run over the tiny haystack of
 test_oracle_paths, or an imported one) and ask the command a user would: the one reader
-(`resolver.run.reader`) must refuse it in one message naming the file, the line and the field,
+(`resolver.results.reader`) must refuse it in one message naming the file, the line and the field,
 never analyse it as if it were whole, never print a traceback."""
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ case whose verdict was not "held", each failing on the code before the fix.
 
 Most cases edit one file of a real run over the bundled 6K rows (`base`, and `abst`, made with
 `--abstain-below high`) as an adversarial user would, then ask the command the audit asked: the
-one reader (`resolver.run.reader`, with `resolver.run.derived`) must refuse in one message
+one reader (`resolver.results.reader`, with `resolver.results.derived`) must refuse in one message
 naming the file, the line (JSONL) and the field with both values, never pass the edit on."""
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import pytest
 from run_folders import rewrite_lines
 from test_audit2 import clean_error, invoke  # the same command-line checks
 
+from resolver.results.result_schema import dumps
 from resolver.run.config import RunConfig
-from resolver.run.result_schema import dumps
 from resolver.run.runs import execute
 
 MH, SH = "factconsolidation_mh_6k", "factconsolidation_sh_6k"
@@ -630,7 +630,7 @@ def test_c59_explain_cuts_a_long_value_and_says_how_much(tmp_path):
 
 
 def test_the_reader_knows_an_abstention_by_the_reason_the_run_writes():
-    from resolver.run import derived
+    from resolver.results import derived
     from resolver.search import confidence
     assert derived.ABSTAINED == confidence.ABSTAINED
     assert derived.abstained({"reason": confidence.abstention(

@@ -12,8 +12,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from resolver.results.result_schema import PREDICTIONS_FILE, TRACES_FILE, dumps_lines, loads_lines
 from resolver.run.config import RunConfig
-from resolver.run.result_schema import PREDICTIONS_FILE, TRACES_FILE, dumps_lines, loads_lines
 from resolver.run.runs import execute
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"

@@ -15,14 +15,14 @@ from scipy.stats import binomtest
 
 from resolver.cli import main
 from resolver.errors import InputError
-from resolver.report.compare import compare_runs
-from resolver.report.compare_report import markdown, p_text, points, render
-from resolver.run.stats import (
+from resolver.metrics.stats import (
     mcnemar_exact,
     paired_bootstrap,
     stratified_mcnemar,
     stratified_paired_bootstrap,
 )
+from resolver.report.compare import compare_runs
+from resolver.report.compare_report import markdown, p_text, points, render
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "results"

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from oracle.cli import main
 from resolver.plan.plans import Plan
+from resolver.results.result_schema import PREDICTIONS_FILE, loads_lines
 from resolver.run.config import RunConfig
-from resolver.run.result_schema import PREDICTIONS_FILE, loads_lines
 from resolver.run.runs import execute
 from resolver.search.candidates import Candidate, Hop
 from resolver.search.confidence import (

@@ -145,7 +145,7 @@ def test_an_unknown_question_or_run_is_one_clean_error(run, tmp_path):
 
 def test_an_imported_run_is_set_against_the_gold_paths(run, tmp_path):
     # an imported run as `factres score` writes it: kind "imported", no traces
-    from resolver.run.imported import score_files
+    from resolver.exchange.imported import score_files
     predictions = tmp_path / "preds.jsonl"
     predictions.write_text('{"qid": "mh_ok", "prediction": "Norland"}\n', "utf-8")
     meta = orjson.loads((run.path / "meta.json").read_bytes())
@@ -201,7 +201,7 @@ def test_a_committed_run_explains_with_its_own_em_and_only_facts_of_its_store(na
     # the checks that flag an edited file never flag the run's own files
     from pathlib import Path
 
-    from resolver.run.reader import read_run
+    from resolver.results.reader import read_run
     run = read_run(Path(__file__).resolve().parent.parent / "results" / name)
     explanations = explain(run.path, [r["qid"] for r in run.predictions])
     assert [e["em"] for e in explanations] == [r["em"] for r in run.predictions]

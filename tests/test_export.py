@@ -1,4 +1,4 @@
-"""`factres export` (resolver/run/export.py, export.harness_metrics): the harness's per-record
+"""`factres export` (resolver/exchange/export.py, result_records.harness_metrics): the harness's per-record
 metrics against every record of the two real result files, an imported harness run exported
 back to its own files field for field, the round trip through `factres score` for a resolver
 run and two imported runs, the folder (new, named as the harness names it, written whole), and
@@ -16,9 +16,10 @@ from run_folders import write_run_folder
 from test_oracle_paths import MH, SH, write_tiny
 
 from resolver.cli import main
-from resolver.memory.harness import prompt
-from resolver.run import export
-from resolver.run.export import export_run, file_name, harness_metrics
+from resolver.exchange.export import export_run
+from resolver.mab import result_records
+from resolver.mab.harness import prompt
+from resolver.mab.result_records import file_name, harness_metrics
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "results"
@@ -50,7 +51,7 @@ def test_harness_metrics_reproduce_every_record_of_the_real_files(path):
         want = {k: record[k] for k in got}
         assert got == want and [type(v) for v in got.values()] == \
             [type(v) for v in want.values()], record["qa_pair_id"]
-    for metric in export.METRICS:
+    for metric in result_records.METRICS:
         values = [r[metric] for r in payload["data"]]
         assert float(np.mean(values) * 100) == payload["averaged_metrics"][metric]
 
@@ -96,7 +97,7 @@ def test_an_imported_harness_run_is_exported_back_to_its_own_files(tmp_path):
             assert mine == {k: theirs[k] for k in mine}
             assert list(mine) == [k for k in theirs if k in mine]
             assert set(theirs) - set(mine) == set(LEFT_OUT)
-        for metric in export.METRICS:
+        for metric in result_records.METRICS:
             assert exported["metrics"][metric] == original["metrics"][metric]
             assert exported["averaged_metrics"][metric] == original["averaged_metrics"][metric]
         assert "time_cost" not in exported

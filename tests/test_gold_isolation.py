@@ -1,7 +1,7 @@
 """Gold never reaches planning or search, and runs are deterministic.
 
-(1) The import graph: planning and search modules import neither `resolver.run.scoring` nor
-`resolver.run.imported` (the resolver modules that read gold) nor `oracle`, following resolver
+(1) The import graph: planning and search modules import neither `resolver.metrics.scoring` nor
+`resolver.exchange.imported` (the resolver modules that read gold) nor `oracle`, following resolver
 imports transitively, lazy imports inside functions included; no resolver module imports oracle
 at all.
 (2) Replacing every gold answer with nonsense changes no prediction.
@@ -17,15 +17,15 @@ from import_graph import imports_of
 
 import resolver
 from resolver.haystack import bundled_path
+from resolver.results.result_schema import loads_lines
 from resolver.run.config import RunConfig
-from resolver.run.result_schema import loads_lines
 from resolver.run.runs import execute
 
 PACKAGE = Path(resolver.__file__).resolve().parent
 PLAN_AND_SEARCH = ["plan.plans", "plan.planning", "plan.compile_rules", "plan.compile_lexicon",
                    "models.compile_ollama", "plan.lexicon", "plan.question", "search.path_search",
                    "search.resolve", "search.candidates", "store.fact_store", "text.facts"]
-FORBIDDEN = ("resolver.run.scoring", "resolver.run.imported", "oracle")
+FORBIDDEN = ("resolver.metrics.scoring", "resolver.exchange.imported", "oracle")
 
 
 def _module_file(name: str) -> Path | None:
@@ -68,7 +68,7 @@ def test_plan_and_search_modules_never_reach_scoring_or_oracle(module):
 def test_the_import_walker_sees_lazy_and_relative_imports():
     # The run module imports scoring at the top and archive/reader lazily, in functions.
     found = reachable("resolver.run.runs")
-    assert "resolver.run.scoring" in found and "resolver.plan.archive" in found
+    assert "resolver.metrics.scoring" in found and "resolver.plan.archive" in found
     assert "resolver.models.reader" in found
     # The CLI group loads its commands by name (lazily), so the walker starts at a command.
     assert "resolver.run.runs" in reachable("resolver.cli.run")

@@ -1,4 +1,4 @@
-"""resolver/memory/harness.py: the harness's prompt is reproduced to the byte (the `query` field
+"""resolver/mab/harness.py: the harness's prompt is reproduced to the byte (the `query` field
 of its own result files), the question is found inside it (never the example), and a context is
 chunked as the harness chunks it."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import orjson
 import pytest
 from conftest import bundled_context
 
-from resolver.memory import harness
+from resolver.mab import harness
 
 OUTPUTS = Path(__file__).resolve().parent / "data" / "mab-outputs"
 

@@ -1,4 +1,4 @@
-"""Imported runs (`resolver.run.imported`, `harness_files`): the harness's answer parsing, the real
+"""Imported runs (`resolver.exchange.imported`, `mab.result_files`): the harness's answer parsing, the real
 MemoryAgentBench samples reproducing their own scores, and synthetic files covering every shape
 the issue names (string gold, missing records, duplicated ids, ids of another source, CRLF/BOM,
 empty data, outputs with and without an "Answer:" line, generic JSONL/CSV/JSON with a field
@@ -13,11 +13,11 @@ import orjson
 import pytest
 
 from resolver.errors import InputError, RunExistsError
+from resolver.exchange.imported import findings, id_list, score_files
 from resolver.haystack import bundled_path, load
-from resolver.run.harness_files import parse_field_map, read_file
-from resolver.run.imported import findings, id_list, score_files
-from resolver.run.result_schema import loads_lines
-from resolver.run.scoring import harness_score, normalize_answer, parse_output
+from resolver.mab.exact_match import harness_score, normalize_answer, parse_output
+from resolver.mab.result_files import parse_field_map, read_file
+from resolver.results.result_schema import loads_lines
 
 SAMPLES = Path(__file__).parent / "data" / "mab-outputs"
 HARNESS_NAME = ("factconsolidation_{}_6k_unknown_in6000_size10_shots0_max_samplesunknown"

@@ -14,10 +14,10 @@ from test_imported import MH_FILE, SH_FILE, harness_file
 from test_oracle_paths import write_tiny
 
 from oracle.misses import IMPORTED_BUCKETS, analyse
+from resolver.exchange.imported import findings, score_files
 from resolver.haystack import bundled_path
 from resolver.report.folders import gather
 from resolver.report.paper_tables import build
-from resolver.run.imported import findings, score_files
 from resolver.run.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,14 +19,20 @@ PACKAGES = ("resolver", "oracle")
 # `resolver` is the package itself (its version); `haystack` (rows -> questions and stores)
 # sits between the store it builds and the plans that read its questions. `escape` (user text
 # per output format) and `strict_json` (JSON with no key twice) sit just above `errors`: every
-# stage writes user text or reads JSON. `memory` (ingest and query) sits on the search it shares
-# with runs; `serve` (the HTTP endpoint) on the memory, below only the command line. `_version`
+# stage writes user text or reads JSON. `mab` (MemoryAgentBench's formats: pure functions) sits
+# just above `haystack`, low enough for the memory to read its frame and prompt. `memory` (ingest
+# and query) sits on the search it shares with runs; `metrics` (scoring) below `results` (the
+# folders read and checked, whose derived values rescore rows) below `run` (which writes folders
+# of that schema); `exchange` (other systems' files in and out) joins records to run folders;
+# `serve` (the HTTP endpoint) on the memory, below only the command line. `_version`
 # (the version string) sits below the package itself, whose `__init__` reads it; `api` (the
 # public names the package re-exports) sits on top of everything.
 STAGES = ("resolver._version", "resolver", "resolver.errors", "resolver.escape",
           "resolver.strict_json", "resolver.text", "resolver.store", "resolver.haystack",
-          "resolver.plan", "resolver.models", "resolver.search", "resolver.memory", "resolver.run",
-          "resolver.report", "resolver.serve", "resolver.cli", "resolver.api")
+          "resolver.mab", "resolver.plan", "resolver.models", "resolver.search",
+          "resolver.memory", "resolver.metrics", "resolver.results", "resolver.run",
+          "resolver.exchange", "resolver.report", "resolver.serve", "resolver.cli",
+          "resolver.api")
 # __init__, _version, api, errors, escape, strict_json, haystack: the rest are stage folders
 TOP_LEVEL_LIMIT = 7
 
@@ -197,3 +203,39 @@ def test_each_subpackage_says_what_it_holds_and_may_import(stage):
     path = ROOT / Path(*stage.split(".")) / "__init__.py"
     doc = ast.get_docstring(ast.parse(path.read_text("utf-8"))) or ""
     assert "May import" in doc or stage == "resolver.cli", stage
+
+
+# What spells MemoryAgentBench's own formats: the memorize frame, the exact match, the result
+# records' field names. Defined in one room, `resolver.mab`, and nowhere else.
+MAB_NAMES = ("FRAME_OPENING", "FRAME_INSTRUCTION", "FRAME_ACKNOWLEDGEMENT", "frame_chunk",
+             "chunk_context", "prompt", "question_of", "prompt_start", "normalize_answer",
+             "substring_exact_match", "parse_output", "harness_score", "MAB_FIELDS",
+             "harness_metrics", "file_name")
+RUN_MODULE_LIMIT = 9
+
+
+def _defined(path: Path) -> set[str]:
+    """The names a module defines at its top level (functions, classes, assignments)."""
+    out = set()
+    for node in ast.parse(path.read_text("utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+    return out
+
+
+def test_memoryagentbench_formats_live_in_one_room():
+    where = {name: sorted(m for m, path in MODULES.items() if m.startswith("resolver.")
+                          and name in _defined(path))
+             for name in MAB_NAMES}
+    assert {n: ms for n, ms in where.items()
+            if not ms or any(not m.startswith("resolver.mab.") for m in ms)} == {}
+
+
+def test_the_run_room_holds_few_modules():
+    modules = sorted(p.name for p in (ROOT / "resolver" / "run").glob("*.py")
+                     if p.name != "__init__.py")
+    assert len(modules) <= RUN_MODULE_LIMIT, modules

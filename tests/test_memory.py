@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from resolver.errors import InputError
 from resolver.haystack import bundled_path, load
-from resolver.memory import harness
-from resolver.memory.memory import NOTHING_INGESTED, NO_QUESTION, Memory
+from resolver.mab import harness
+from resolver.memory.memory import NO_QUESTION, NOTHING_INGESTED, Memory
 from resolver.plan.planning import live_plan_sets
-from resolver.run.result_schema import PREDICTIONS_FILE, TRACES_FILE, loads_lines
+from resolver.results.result_schema import PREDICTIONS_FILE, TRACES_FILE, loads_lines
 from resolver.search.resolve import resolve_dataset
 from resolver.text.facts import parse_context
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from resolver.errors import InputError
-from resolver.memory import harness
+from resolver.mab import harness
 from resolver.memory.memory import Memory
 from resolver.memory.stream import FactReader
 from resolver.store.fact_store import FactStore

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from resolver.haystack import load
-from resolver.run import scoring
-from resolver.run.scoring import Cell, bootstrap_means, build_cells, interval, metrics_rows
+from resolver.metrics import scoring
+from resolver.metrics.scoring import Cell, bootstrap_means, build_cells, interval, metrics_rows
 from resolver.search.resolve import Prediction
 
 SMALL = Path(__file__).parent / "data" / "runs_small.json"

@@ -20,7 +20,7 @@ from resolver.report.compare import outcomes
 from resolver.report.compare_report import plain
 from resolver.report.folders import gather
 from resolver.report.paper_tables import build, make_tables
-from resolver.run.reader import read_run
+from resolver.results.reader import read_run
 from resolver.run.tables import Cell, Note, Table, latex_table, markdown_table
 
 DATA = Path(__file__).parent / "data"

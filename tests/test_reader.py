@@ -1,5 +1,5 @@
-"""The one reader of run and oracle folders (`resolver.run.reader`), the schema it validates
-against (`resolver.run.result_schema`), strict JSON (`resolver.strict_json`) and the escapes per
+"""The one reader of run and oracle folders (`resolver.results.reader`), the schema it validates
+against (`resolver.results.result_schema`), strict JSON (`resolver.strict_json`) and the escapes per
 output format (`resolver.escape`)."""
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from test_oracle_paths import write_tiny
 
 from resolver import escape
 from resolver.errors import ForeignFolderError, InputError
-from resolver.run.reader import read_oracle, read_run
-from resolver.run.result_schema import dumps
+from resolver.results.reader import read_oracle, read_run
+from resolver.results.result_schema import dumps
 from resolver.strict_json import loads
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"

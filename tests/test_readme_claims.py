@@ -13,8 +13,8 @@ import orjson
 import pytest
 
 from resolver.report.paper_tables import make_tables
+from resolver.results.result_schema import loads_lines
 from resolver.run.config import RunConfig
-from resolver.run.result_schema import loads_lines
 from resolver.run.runs import execute
 
 ROOT = Path(__file__).resolve().parent.parent

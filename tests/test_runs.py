@@ -9,9 +9,9 @@ import pytest
 
 from resolver.errors import InputError, RunExistsError
 from resolver.plan.plans import Plan
+from resolver.results.result_schema import MetaJson, MetricsRow, PredictionRow, loads_lines
 from resolver.run import runs
 from resolver.run.config import RunConfig
-from resolver.run.result_schema import MetaJson, MetricsRow, PredictionRow, loads_lines
 from resolver.run.runs import execute
 
 SMALL = Path(__file__).parent / "data" / "runs_small.json"

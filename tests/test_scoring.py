@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 
 from resolver.haystack import Question
+from resolver.mab.exact_match import normalize_answer, score_answer, substring_exact_match
+from resolver.metrics.scoring import staleness
 from resolver.plan.plans import Plan
-from resolver.run.scoring import normalize_answer, score_answer, staleness, substring_exact_match
 from resolver.search.candidates import Candidate, Hop
 from resolver.search.resolve import Prediction
 from resolver.store.fact_store import FactStore

@@ -21,12 +21,11 @@ from urllib.parse import urlsplit
 import orjson
 import pytest
 from click.testing import CliRunner
-from openai import (APIStatusError, AuthenticationError, BadRequestError, NotFoundError,
-                    OpenAI)
+from openai import APIStatusError, AuthenticationError, BadRequestError, NotFoundError, OpenAI
 
 from resolver.haystack import bundled_path, load
-from resolver.memory import harness
-from resolver.run.result_schema import PREDICTIONS_FILE, TRACES_FILE, loads_lines
+from resolver.mab import harness
+from resolver.results.result_schema import PREDICTIONS_FILE, TRACES_FILE, loads_lines
 from resolver.serve.app import NEEDS_EXTRA, serving
 from resolver.serve.config import ServeConfig
 

@@ -15,12 +15,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resolver.errors import InputError
-from resolver.memory import harness
+from resolver.mab import harness
 from resolver.serve.api_errors import ApiError
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import ServeConfig, is_loopback
-from resolver.serve.conversation import (SAMPLES, TEXT, WINDOW, MemoryPart, remember, split,
-                                         split_question)
+from resolver.serve.conversation import (
+    SAMPLES,
+    TEXT,
+    WINDOW,
+    MemoryPart,
+    remember,
+    split,
+    split_question,
+)
 from resolver.serve.request import Message, parse_request
 
 SYSTEM = "You are a helpful assistant that can read the context and memorize it for future " \
@@ -227,7 +234,7 @@ def test_the_kept_part_holds_no_question_and_counts_its_text():
 
 
 def test_a_cached_memory_answers_without_hashing_or_copying_the_context():
-    from resolver.serve.app import Service, _Clock      # the web stack: the serve extra
+    from resolver.serve.app import Service, _Clock  # the web stack: the serve extra
     service = Service(ServeConfig(port=0))
 
     def request(question: str):

@@ -24,7 +24,7 @@ from openai import BadRequestError, OpenAI
 from oracle.cli import main
 from resolver.errors import InputError
 from resolver.haystack import MAX_QUESTION
-from resolver.memory import harness
+from resolver.mab import harness
 from resolver.serve.app import serving
 from resolver.serve.config import ServeConfig
 from resolver.serve.conversation import split_question

@@ -12,7 +12,7 @@ from conftest import bundled_context
 
 from oracle.cli import main
 from resolver.haystack import BUNDLED, bundled_path, load
-from resolver.memory import harness
+from resolver.mab import harness
 from resolver.memory.memory import Memory
 from resolver.text import cache
 from resolver.text.facts import parse_context

@@ -15,8 +15,8 @@ import orjson
 import pytest
 
 from resolver.haystack import bundled_path, load
+from resolver.metrics.scoring import build_cells
 from resolver.plan.planning import live_plan_sets
-from resolver.run.scoring import build_cells
 from resolver.search.resolve import resolve_dataset
 
 ROOT = Path(__file__).resolve().parent.parent

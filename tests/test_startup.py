@@ -1,5 +1,5 @@
 """Each command imports only what it uses: numpy only where a bootstrap interval is computed, scipy
-only where a paired statistic is (resolver/run/stats.py; never for a run's own intervals), Lark
+only where a paired statistic is (resolver/metrics/stats.py; never for a run's own intervals), Lark
 only where a context is parsed (not on a parse-cache hit, not to list the relation templates),
 Starlette and uvicorn only where `factres serve` starts its server (resolver/serve/app.py).
 Each case runs the command in a fresh interpreter and lists the heavy modules it loaded. (Speed
@@ -83,7 +83,7 @@ def test_only_the_statistics_module_imports_scipy():
     users = sorted(p.relative_to(ROOT).as_posix() for package in ("resolver", "oracle")
                    for p in (ROOT / package).rglob("*.py")
                    if any(m.split(".")[0] == "scipy" for m in imports_of(p)))
-    assert users == ["resolver/run/stats.py"]
+    assert users == ["resolver/metrics/stats.py"]
 
 
 def test_the_paper_tables_load_none(warm_cache, tmp_path):

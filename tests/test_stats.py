@@ -1,4 +1,4 @@
-"""The paired statistics (resolver/run/stats.py) against worked values: the exact McNemar p of
+"""The paired statistics (resolver/metrics/stats.py) against worked values: the exact McNemar p of
 hand-computable and published cases, bootstrap intervals that can be computed by hand, the
 stratified convention (the mean over sizes), determinism, and scipy.stats.bootstrap itself."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from resolver.run.stats import (
+from resolver.metrics.stats import (
     McNemar,
     mcnemar_exact,
     paired_bootstrap,

@@ -22,8 +22,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 from oracle.signals import PERMUTATIONS, SEED, _separation, auc, permutation_p
-from resolver.run.scoring import bootstrap_means, interval
-from resolver.run.stats import percentile_interval, stream
+from resolver.metrics.scoring import bootstrap_means, interval
+from resolver.metrics.stats import percentile_interval, stream
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 SCORED = sorted(p.parent.name for p in RESULTS.glob("*/metrics.json")

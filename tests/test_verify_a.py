@@ -3,7 +3,7 @@ whose verdict was not "held", each failing on the code before the fix.
 
 As in test_audit3, most cases edit a copy of a real run over the bundled 6K rows (`base`, and
 `abst`, made with `--abstain-below high`) the way the verification did, then ask the commands
-it asked: the one reader (`resolver.run.reader` with `resolver.run.derived`) must refuse the
+it asked: the one reader (`resolver.results.reader` with `resolver.results.derived`) must refuse the
 edit in one message, or say in a note what it could not check."""
 from __future__ import annotations
 

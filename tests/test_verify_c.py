@@ -166,7 +166,7 @@ def test_w01_a_kept_version_no_question_needs_and_a_flag_turned_off_are_refused(
 
 
 def test_w01_every_committed_ceiling_folder_agrees_with_its_contested_keys():
-    from resolver.run.reader import read_oracle
+    from resolver.results.reader import read_oracle
     for name in ("oracle-ceiling-6k", "oracle-ceiling-6k-2"):
         assert read_oracle(COMMITTED / name, "ceiling.json")["rows"]
 

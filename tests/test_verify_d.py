@@ -30,8 +30,8 @@ from resolver.serve.request import Message
 
 COMMITTED = Path(__file__).resolve().parent.parent / "results"
 SETS = ("rules", "lexicon")
-from resolver.run.reader import read_oracle
-from resolver.run.result_schema import NBEST_FILE
+from resolver.results.reader import read_oracle
+from resolver.results.result_schema import NBEST_FILE
 
 
 @pytest.fixture(scope="module")

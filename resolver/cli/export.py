@@ -5,7 +5,7 @@ import click
 
 import resolver.escape as escape
 from resolver.cli.options import library_errors, results_dir_option
-from resolver.run import export
+from resolver.exchange import export
 
 
 @click.command("export")

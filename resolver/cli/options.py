@@ -89,7 +89,7 @@ def data_option(required: bool = False, help_text: str | None = None):
 
 def results_dir_option(what: str = "Where run folders are"):
     """--results-dir: one results folder for every command that reads or writes run and
-    oracle folders (resolver.run.result_schema.results_root)."""
+    oracle folders (resolver.results.result_schema.results_root)."""
     return click.option("--results-dir", type=click.Path(file_okay=False),
                         help=f"{what}. Default: $FACTRES_RESULTS, else ./factres-results. "
                         "A run id not found there is looked up in the repository's committed "

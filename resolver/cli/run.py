@@ -143,7 +143,7 @@ def table_command(run, fmt, results_dir) -> None:
 
     Example: factres table dev-6k-search-confidence --format latex
     """
-    from resolver.run.reader import read_run
+    from resolver.results.reader import read_run
     folder = read_run(run, results_dir)
     click.echo(tables.RENDERERS[fmt](folder.metrics["rows"], tables.abstention(folder.meta)),
                nl=False)

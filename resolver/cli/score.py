@@ -6,8 +6,8 @@ import click
 
 import resolver.escape as escape
 from resolver.cli.options import data_option, library_errors, results_dir_option
-from resolver.run import imported
-from resolver.run.harness_files import FIELDS, FORMATS, parse_field_map
+from resolver.exchange import imported
+from resolver.mab.result_files import FIELDS, FORMATS, parse_field_map
 
 
 @click.command("score")

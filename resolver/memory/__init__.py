@@ -1,12 +1,11 @@
-"""Stage 7, text arriving piece by piece -> a store that answers: the `Memory` object (`memory`:
+"""Stage 8, text arriving piece by piece -> a store that answers: the `Memory` object (`memory`:
 `ingest`, `query`, `reset`, read access to the store, ledger, history and frontier, and the
-`Answer` and `IngestResult` records), the streaming fact reader that cuts text arriving in any
-chunks into facts (`stream`), and the MemoryAgentBench harness's own text shapes (`harness`: the
-memorize frame, the instruction prompt around a question, how the harness chunks a context),
-which a server and a load benchmark reuse.
+`Answer` and `IngestResult` records) and the streaming fact reader that cuts text arriving in
+any chunks into facts (`stream`). The MemoryAgentBench harness's own text shapes it reads (the
+memorize frame, the instruction prompt around a question) live in `mab.harness`.
 
 A memory answers through the run's own code path: the live plan sets and the path search over a
 `FactStore`. No gold here.
 
-May import: the stages below it (`errors`, `text`, `store`, `haystack`, `plan`, `models`,
-`search`); `run` and what follows build on it."""
+May import: the stages below it (`errors`, `text`, `store`, `haystack`, `mab`, `plan`,
+`models`, `search`); `metrics`, `run` and what follows build on it."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from resolver.errors import InputError
 from resolver.haystack import Question
-from resolver.memory import harness
+from resolver.mab import harness
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, FactReader, Report
 from resolver.plan.planning import LIVE_SETS, compile_live
 from resolver.search.candidates import Hop

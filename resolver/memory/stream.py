@@ -60,11 +60,21 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from resolver.memory.harness import FRAME_ACKNOWLEDGEMENT, FRAME_INSTRUCTION, FRAME_OPENING
+from resolver.mab.harness import FRAME_ACKNOWLEDGEMENT, FRAME_INSTRUCTION, FRAME_OPENING
 from resolver.text import segment
-from resolver.text.facts import (BOM, HEADER, MAX_SERIAL, Fact, parse_fact_block,
-                                 parse_fact_lines, reads_as_fact, too_large, TOO_LARGE_EXPECTED)
-from resolver.text.segment import SERIAL as _SERIAL, number as _number
+from resolver.text.facts import (
+    BOM,
+    HEADER,
+    MAX_SERIAL,
+    TOO_LARGE_EXPECTED,
+    Fact,
+    parse_fact_block,
+    parse_fact_lines,
+    reads_as_fact,
+    too_large,
+)
+from resolver.text.segment import SERIAL as _SERIAL
+from resolver.text.segment import number as _number
 
 # What is passed over, by kind (IngestResult.passed_over counts them under these names).
 FRAMING, INSTRUCTION, ACKNOWLEDGEMENT, HEADER_KIND, REPEAT = (

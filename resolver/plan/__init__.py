@@ -1,4 +1,4 @@
-"""Stage 4, questions -> plans: the `Plan`/`PlanSet` records (`plans`), the lexicon of cue
+"""Stage 5, questions -> plans: the `Plan`/`PlanSet` records (`plans`), the lexicon of cue
 phrases and type words (`lexicon`), relation signatures (`signatures`), the reading of a
 question into base entities and cue spans (`question`) and the type it asks for (`asked`), the
 rule and lexicon compilers (`compile_rules`, `compile_lexicon`), the live plan sets

@@ -1,4 +1,4 @@
-"""Stage 9, run folders -> tables, figures and comparisons for papers: the folders read
+"""Stage 13, run folders -> tables, figures and comparisons for papers: the folders read
 (`folders`), the paper tables mab-fc, mab-nbest, mab-ceiling and mab-ref (`paper_tables`), PNG
 figures (`figures`), the published reference points (`references`), and runs compared question
 by question (`compare`, rendered by `compare_report`). Reads folders only; it never recomputes a

@@ -3,11 +3,11 @@ systems real?
 
 The first run is the baseline, A; every other run, B, is compared with it over the questions
 both have, from their per-question EM (predictions.jsonl, through the one reader,
-`resolver.run.reader`). Per source (a source is one kind at one size, e.g.
+`resolver.results.reader`). Per source (a source is one kind at one size, e.g.
 `factconsolidation_mh_6k`) and pooled per kind: both EMs, the difference B - A with its paired
 bootstrap 95% interval, the exact McNemar test (two-sided p), the counts of questions only A
 and only B answers right, and the ids of those questions (the flips). The statistics are
-`resolver.run.stats` (scipy.stats): one random stream per source, so a source's interval is the
+`resolver.metrics.stats` (scipy.stats): one random stream per source, so a source's interval is the
 same whichever other runs or sources are compared beside it.
 
 Pooled rows follow the benchmark's convention, the mean over sizes (each size weighs the same,
@@ -31,10 +31,8 @@ from pathlib import Path
 from typing import Sequence
 
 from resolver.errors import InputError
-from resolver.run.reader import RunFolder, read_run, refuse_copies
-from resolver.run.result_schema import IMPORTED_KIND, PREDICTIONS_FILE
-from resolver.run.scoring import KIND_ORDER, size_order
-from resolver.run.stats import (
+from resolver.metrics.scoring import KIND_ORDER, size_order
+from resolver.metrics.stats import (
     LEVEL,
     RESAMPLES,
     SEED,
@@ -44,6 +42,8 @@ from resolver.run.stats import (
     stratified_mcnemar,
     stratified_paired_bootstrap,
 )
+from resolver.results.reader import RunFolder, read_run, refuse_copies
+from resolver.results.result_schema import IMPORTED_KIND, PREDICTIONS_FILE
 
 SIGNIFICANCE = 0.05        # the level `factres tables --baseline` marks cells at
 POOLED_KINDS = KIND_ORDER  # kinds with pooled rows; "all" pools both when both are there

@@ -21,7 +21,7 @@ from typing import Callable
 
 import resolver.escape as escape
 from resolver.report.compare import Comparison, Pair, Row
-from resolver.run.result_schema import dumps
+from resolver.results.result_schema import dumps
 from resolver.run.run_folder import write_new_folder
 from resolver.run.tables import Cell, Note, Table, latex_table, markdown_table, pct
 

@@ -1,6 +1,6 @@
 """The folders `factres tables` and `--plot` read: score runs (meta.json + metrics.json +
 predictions.jsonl) and the oracle's N-best and ceiling folders (nbest.json, ceiling.json), with
-the source names they carry, all read through the one reader (`resolver.run.reader`). Both the
+the source names they carry, all read through the one reader (`resolver.results.reader`). Both the
 paper tables and the figures read folders through here, so neither imports the other for it.
 
 Folders named on the command line must read; with none named, every folder under the results
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from resolver.errors import ForeignFolderError, InputError
-from resolver.run.reader import (
+from resolver.results.reader import (
     folder_names,
     locate,
     oracle_content,
@@ -22,7 +22,7 @@ from resolver.run.reader import (
     read_run,
     run_content,
 )
-from resolver.run.result_schema import (
+from resolver.results.result_schema import (
     CEILING_FILE,
     META_FILE,
     NBEST_FILE,

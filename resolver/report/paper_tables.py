@@ -31,7 +31,7 @@ the references file (`resolver.report.references`). Nothing is typed by hand. Ea
 
 Files are written atomically (a temporary file renamed over the old one, with the mode a new file
 gets): tables are derived, so regenerating them replaces the previous ones. Folders are read
-through `folders` (the one reader, `resolver.run.reader`, below it); names are escaped for each
+through `folders` (the one reader, `resolver.results.reader`, below it); names are escaped for each
 format by `resolver.escape`."""
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ from typing import Sequence
 
 import resolver.escape as escape
 from resolver.errors import InputError
+from resolver.metrics.stats import McNemar
 from resolver.report.compare import SIGNIFICANCE, Outcomes, cell_tests, outcomes
 from resolver.report.figures import FIGURE_FILES
 from resolver.report.folders import (
@@ -65,11 +66,10 @@ from resolver.report.references import (
     figure_text,
     load_references,
 )
-from resolver.run.derived import nbest_abstention
+from resolver.results.derived import nbest_abstention
+from resolver.results.reader import read_run
+from resolver.results.result_schema import IMPORTED_KIND, results_root, run_kind
 from resolver.run.protocol import DEV_SIZES, TEST_SIZES
-from resolver.run.reader import read_run
-from resolver.run.stats import McNemar
-from resolver.run.result_schema import IMPORTED_KIND, results_root, run_kind
 from resolver.run.run_folder import ensure_writable, replace_file
 from resolver.run.tables import (
     ABSTAINS,
@@ -632,7 +632,7 @@ def ceiling_table(folders: list[Folder], notes: list[str]) -> Table | None:
 QUOTED, VENDOR = "†", "‡"      # mab-ref's own marks (in mab-fc they mean other things)
 NOT_COVERED = "n/r"
 REF_SIZE_COLUMNS = ("sh", "mh", "stale")
-# factres's own stale denominator, as resolver/run/scoring.py (`staleness`) counts it.
+# factres's own stale denominator, as resolver/metrics/scoring.py (`staleness`) counts it.
 FACTRES_STALE = ("single-hop questions whose gold is the final value of their own key (the "
                  "winner's hop, else a one-hop rule plan) with more than one version")
 FACTRES_PROTOCOL, IMPORTED_PROTOCOL = "factres", "imported"

@@ -30,6 +30,7 @@ import orjson
 from resolver._version import __version__
 from resolver.errors import FEW, ArchiveError, InputError, ProtocolError, first_few
 from resolver.haystack import sha256_bytes
+from resolver.results.result_schema import dumps
 from resolver.run import identity
 from resolver.run.config import RunConfig
 from resolver.run.identity import (
@@ -38,7 +39,6 @@ from resolver.run.identity import (
     package_versions,
     source_hashes,
 )
-from resolver.run.result_schema import dumps
 from resolver.search.path_search import weights
 from resolver.text.grammar import grammar_sha256
 

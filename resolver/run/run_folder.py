@@ -31,8 +31,7 @@ import orjson
 
 from resolver.errors import InputError, RunExistsError
 from resolver.escape import HIDDEN
-from resolver.run import tables
-from resolver.run.result_schema import (
+from resolver.results.result_schema import (
     INCOMPLETE_MARKER,
     META_FILE,
     METRICS_FILE,
@@ -45,6 +44,7 @@ from resolver.run.result_schema import (
     dumps,
     dumps_lines,
 )
+from resolver.run import tables
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 STALE_AFTER_S = 24 * 3600       # a temporary folder younger than this is never removed

@@ -21,8 +21,16 @@ from typing import Callable
 from resolver._version import __version__
 from resolver.errors import ArchiveError, InputError, LaneFailedError, UnparsedLinesError, clip
 from resolver.haystack import Dataset, Gold, load, sha256_bytes
+from resolver.metrics import scoring
 from resolver.plan.plans import Compiled, PlanSet
-from resolver.run import run_folder, scoring, tables
+from resolver.results.result_schema import (
+    META_SCHEMA,
+    METRICS_SCHEMA,
+    dumps,
+    dumps_lines,
+    results_root,
+)
+from resolver.run import run_folder, tables
 from resolver.run.config import RunConfig
 from resolver.run.identity import (
     LEXICON_FILES,
@@ -32,7 +40,6 @@ from resolver.run.identity import (
     source_hashes,
 )
 from resolver.run.protocol import LIVE_PREFIX, admit, live_set_name, off_split_sources
-from resolver.run.result_schema import META_SCHEMA, METRICS_SCHEMA, dumps, dumps_lines, results_root
 from resolver.run.run_folder import RUN_ID, check_run_id, write_run
 from resolver.search.confidence import ABSTAINED, abstention, below, rank
 from resolver.search.resolve import Prediction, resolve_dataset, resolve_question

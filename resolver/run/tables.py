@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import resolver.escape as escape
-from resolver.run.result_schema import IMPORTED_KIND, MetricsRow, run_kind
+from resolver.results.result_schema import IMPORTED_KIND, MetricsRow, run_kind
 
 DASH = "—"
 

@@ -1,4 +1,4 @@
-"""Stage 6, plans -> paths -> predictions: the relaxed, scored path search over a store
+"""Stage 7, plans -> paths -> predictions: the relaxed, scored path search over a store
 (`path_search`), the hops it reads from the store version by version (`hops`), the
 `Hop`/`Candidate` records it produces (`candidates`), and the resolver
 that runs every plan of every plan set and keeps the best complete path (`resolve`, with the

@@ -1,4 +1,4 @@
-"""Stage 10, a memory behind an OpenAI-compatible endpoint: `factres serve` answers
+"""Stage 14, a memory behind an OpenAI-compatible endpoint: `factres serve` answers
 `POST /v1/chat/completions` with a `Memory` per conversation, so a harness that talks to models
 through the OpenAI API evaluates factres with no adapter code.
 

@@ -48,11 +48,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from resolver.memory import harness
+from resolver.mab import harness
 from resolver.memory.memory import Memory
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, Report
-from resolver.text.facts import reads_as_fact
 from resolver.serve.request import Message
+from resolver.text.facts import reads_as_fact
 
 TEXT = "text"                       # passed over: a piece that fits no template, no serial in it
 # How the question was found in the last user message (`find_question`).

@@ -47,9 +47,9 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from resolver.errors import FEW, FactresError, ForeignFolderError, InputError, first_few
-from resolver.run import derived
-from resolver.run import result_schema as schema
-from resolver.run.result_schema import (
+from resolver.results import derived
+from resolver.results import result_schema as schema
+from resolver.results.result_schema import (
     CEILING_FILE,
     IMPORTED_KIND,
     IMPORTED_META_SCHEMA,

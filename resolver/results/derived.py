@@ -6,9 +6,9 @@ score edited by hand, a metrics.json copied from another run, or a trace whose a
 its winning path ends. So, for each file:
 
 - predictions.jsonl: every row's `em` is the harness's scoring of its `prediction` against its
-  `gold` (`scoring.score_answer` for a resolver run, `scoring.harness_score`, the better of the
+  `gold` (`exact_match.score_answer` for a resolver run, `exact_match.harness_score`, the better of the
   raw and the parsed prediction, for an imported one); an imported row's `parsed_prediction` is
-  `scoring.parse_output` of its prediction; a resolver row's `prediction` is its
+  `exact_match.parse_output` of its prediction; a resolver row's `prediction` is its
   `resolver_answer` when the run had no reader (empty when the answer was abstained from).
 - metrics.json: each source once; per source `n`, the EM mean and the share answered are those
   of the rows (6 decimals, as metrics.json keeps them); the pooled rows are the ones `scoring`
@@ -44,8 +44,10 @@ its winning path ends. So, for each file:
   included, still reads.
 
 Each failure is one `InputError` naming the file, the line (JSONL) and the field, with the value
-the file has and the value it should have. Scoring is imported where a row is scored: it loads
-the search records, which `factres table` would not need otherwise."""
+the file has and the value it should have. A row's EM is recomputed with MemoryAgentBench's exact
+match (`mab.exact_match`, strings only); `metrics.scoring`, which loads the search records that
+`factres table` would not need otherwise, is imported lazily where the pooled rows are checked
+(it sits below this room, so the stage order holds either way)."""
 from __future__ import annotations
 
 import math
@@ -56,7 +58,8 @@ from typing import Any
 import orjson
 
 from resolver.errors import InputError
-from resolver.run.result_schema import (
+from resolver.mab import exact_match
+from resolver.results.result_schema import (
     CEILING_FILE,
     IMPORTED_KIND,
     META_FILE,
@@ -98,16 +101,15 @@ def check_predictions(path: Path, kind: str, rows: list[dict], lines: list[int],
                       scored: bool) -> None:
     """Every row's em (and an imported row's parsed prediction) recomputed from its own
     prediction and gold."""
-    from resolver.run import scoring     # lazily: it loads the search records (module doc)
     file = path / PREDICTIONS_FILE
     imported = kind == IMPORTED_KIND
-    score = scoring.harness_score if imported else scoring.score_answer
+    score = exact_match.harness_score if imported else exact_match.score_answer
     rule = ("the harness's rule: the better of the prediction and its parsed answer" if imported
             else "substring exact match; an empty prediction scores 0")
     for row, line in zip(rows, lines):
         gold = row["gold"]
         if imported:
-            parsed = scoring.parse_output(row["prediction"])
+            parsed = exact_match.parse_output(row["prediction"])
             if row["parsed_prediction"] != parsed:
                 raise _edited(file, f"question {row['qid']!r}: field 'parsed_prediction' is "
                               f"{shown(row['parsed_prediction'])}, but the prediction parses "
@@ -162,7 +164,7 @@ def _cells(rows: list[dict]) -> dict[str, dict]:
 
 def check_metrics(path: Path, kind: str, metrics: dict, rows: list[dict]) -> None:
     """metrics.json's rows against the predictions (module docstring)."""
-    from resolver.run.scoring import KIND_ORDER, size_order   # lazily, as check_predictions
+    from resolver.metrics.scoring import KIND_ORDER, size_order  # lazily (module doc)
     file = path / METRICS_FILE
     scored = metrics["scored"]
     cells = _cells(rows)
@@ -356,7 +358,7 @@ def check_imported_meta(path: Path, meta: dict, rows: list[dict]) -> None:
 # ---- traces.jsonl ---------------------------------------------------------------------------
 def check_trace(file: Path, line: int, trace: dict, row: dict) -> None:
     """One trace against itself and its prediction row (module docstring)."""
-    from resolver.store.fact_store import norm    # lazily: the store is no need of `table`
+    from resolver.store.fact_store import norm  # lazily: the store is no need of `table`
     qid = row["qid"]
     for name, other in (("source", "source"),):
         if trace[name] != row[other]:

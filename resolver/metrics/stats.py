@@ -160,7 +160,7 @@ def mcnemar_exact(a: Sequence[int], b: Sequence[int]) -> McNemar:
     b_only = int(((x == 0) & (y == 1)).sum())
     if a_only + b_only == 0:
         return McNemar(len(x), 0, 0, 1.0)
-    from scipy.stats import binomtest   # lazily: scipy.stats takes about a second to load
+    from scipy.stats import binomtest  # lazily: scipy.stats takes about a second to load
     p = binomtest(b_only, a_only + b_only, 0.5, alternative="two-sided").pvalue
     return McNemar(len(x), a_only, b_only, float(p))
 
@@ -185,6 +185,6 @@ def stratified_mcnemar(strata: Mapping[str, tuple[Sequence[int], Sequence[int]]]
     n = sum(t.n for t in tests)
     if a_only + b_only == 0:
         return McNemar(n, 0, 0, 1.0)
-    from scipy.stats import binomtest   # lazily, as in mcnemar_exact
+    from scipy.stats import binomtest  # lazily, as in mcnemar_exact
     p = binomtest(b_only, a_only + b_only, 0.5, alternative="two-sided").pvalue
     return McNemar(n, a_only, b_only, float(p))

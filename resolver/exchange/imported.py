@@ -1,11 +1,11 @@
-"""An imported run: another system's predictions (`harness_files`), joined to the rows by question
+"""An imported run: another system's predictions (`mab.result_files`), joined to the rows by question
 id, scored as the MemoryAgentBench harness scores them, and recorded as a run folder beside
 factres's own (`factres score`).
 
 - The rows (`--data`, default the bundled 6K dev rows) hold the questions, their contexts and the
   gold that is scored. A gold inside an imported file is only compared: every disagreement is
   recorded in meta.json and reported, never used.
-- EM is `scoring.harness_score`: the better of the raw output and the harness's
+- EM is `exact_match.harness_score`: the better of the raw output and the harness's
   `parse_output(output)`. The stale rate and the intervals are those of a resolver run.
 - A source is covered when a file names it (the harness's `dataset_config.sub_dataset`) or one
   of its questions has a record. Every question of a covered source is in the run: one without
@@ -33,26 +33,28 @@ from pathlib import Path
 from resolver._version import __version__
 from resolver.errors import InputError, first_few, place
 from resolver.haystack import Dataset, Gold, Question, bundled_path, load, sha256_bytes
-from resolver.run import run_folder, scoring
-from resolver.run.harness_files import HarnessFile, Record, read_file
-from resolver.run.identity import git_state, package_versions, source_hashes
-from resolver.run.protocol import DEV_SIZES, TEST_SIZES
-from resolver.run.result_schema import (
+from resolver.mab import exact_match
+from resolver.mab.result_files import HarnessFile, Record, read_file
+from resolver.metrics import scoring
+from resolver.results.result_schema import (
     IMPORTED_KIND,
     IMPORTED_META_SCHEMA,
     METRICS_SCHEMA,
     dumps,
     results_root,
 )
+from resolver.run import run_folder
+from resolver.run.identity import git_state, package_versions, source_hashes
+from resolver.run.protocol import DEV_SIZES, TEST_SIZES
 from resolver.run.run_folder import check_run_id
 from resolver.run.runs import Run, unparsed_record
 from resolver.search.resolve import Prediction
 
-SCORING = {"metric": scoring.harness_score.__name__,
+SCORING = {"metric": exact_match.harness_score.__name__,
            "rule": "substring_exact_match, the max over the output and parse_output(output)",
            "gold": "the rows' answers (--data); a gold inside a file is only compared"}
 # Sources whose code decides an imported run's scores (hashed into its id).
-SCORING_FILES = ("run/scoring.py", "run/harness_files.py", "run/imported.py")
+SCORING_FILES = ("metrics/scoring.py", "mab/result_files.py", "exchange/imported.py")
 
 
 def split_of(question: Question) -> str:
@@ -221,7 +223,7 @@ def _prediction_rows(joined: Joined, predictions: list[Prediction], ems: list, s
                                   "file_gold": list(record.gold), "gold": answers})
         rows.append({"qid": q.qid, "source": q.source, "question": q.text,
                      "prediction": pred.answer,
-                     "parsed_prediction": scoring.parse_output(pred.answer),
+                     "parsed_prediction": exact_match.parse_output(pred.answer),
                      "gold": answers, "em": em,
                      "stale": stale.stale if stale is not None and stale.eligible else None,
                      "file": hf.path if hf else None, "record": record.where if record else None,
@@ -265,7 +267,7 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
         predictions.append(Prediction(q.qid, q.text, q.source,
                                       found[1].prediction if found else "",
                                       "" if found else "no record in the import"))
-    cells, ems, stales = scoring.build_cells(dataset, predictions, gold, scoring.harness_score)
+    cells, ems, stales = scoring.build_cells(dataset, predictions, gold, exact_match.harness_score)
     em_of = {p.qid: em for p, em in zip(predictions, ems)}
 
     rows, disagreements, missing, empty = _prediction_rows(joined, predictions, ems, stales,

@@ -16,7 +16,7 @@ An oracle folder (`oracle-<command>-<tag>/`, written by oracle/report.py) holds
 CeilingJson below.
 
 The TypedDicts are the schema the files are validated against when they are read back
-(`resolver.run.reader`, through `check`: pydantic, strict types, unknown keys kept so that
+(`resolver.results.reader`, through `check`: pydantic, strict types, unknown keys kept so that
 newer factres versions may add fields). A field an older factres did not write yet is
 `NotRequired`; the committed runs under results/ validate.
 Nothing time-dependent goes into predictions.jsonl, traces.jsonl or metrics.json: only
@@ -236,7 +236,7 @@ class PredictionRow(TypedDict):
 
 
 class ImportedPredictionRow(TypedDict):
-    """A predictions.jsonl row of an imported run (`factres score`, resolver.run.imported)."""
+    """A predictions.jsonl row of an imported run (`factres score`, resolver.exchange.imported)."""
     qid: str
     source: str
     question: str                  # the rows' question text
