@@ -7,8 +7,10 @@ import math
 import click
 
 from resolver.cli.options import library_errors
-from resolver.serve.config import (DEFAULT_CACHE, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT,
-                                   MAX_BODY, MAX_CACHE, MIB, ServeConfig)
+from resolver.serve.config import (ABSTAIN_LEVELS, DEFAULT_BODY_TIMEOUT, DEFAULT_CACHE,
+                                   DEFAULT_HOST, DEFAULT_KEEP_ALIVE, DEFAULT_LIMIT_CONCURRENCY,
+                                   DEFAULT_MAX_BODY, DEFAULT_PORT, MAX_BODY, MAX_CACHE,
+                                   MAX_MODEL_NAME, MAX_SECONDS, MIB, ServeConfig)
 
 
 class Mebibytes(click.ParamType):
@@ -44,9 +46,18 @@ class Mebibytes(click.ParamType):
         return size
 
 
-def _names(values: tuple[str, ...]) -> tuple[str, ...]:
-    """Names given as repeated options or comma-separated, in order, without repeats."""
-    return tuple(dict.fromkeys(n.strip() for v in values for n in v.split(",") if n.strip()))
+def _names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Names given as repeated options or comma-separated, in order, without repeats. A value
+    that names no model ('', ',', ' ') is refused: dropped, it left no name, and a server of no
+    names answers to every name (E33)."""
+    names = []
+    for value in values:
+        found = [n.strip() for n in value.split(",") if n.strip()]
+        if not found:
+            raise click.BadParameter(f"{value!r} names no model (expected model names such as "
+                                     "gpt-4o-mini, separated by commas)", ctx, param)
+        names += found
+    return tuple(dict.fromkeys(names))
 
 
 @click.command("serve")
@@ -62,9 +73,10 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...]:
               type=Mebibytes(least=1, most=MAX_BODY // MIB), metavar="MB",
               help=f"Largest request body, in MiB (one byte to {MAX_BODY // MIB:,}); a larger "
                    "body is refused (413).")
-@click.option("--models", "models", multiple=True, metavar="NAME",
-              help="Answer only to these model names (and 'factres'); others get 404. Repeat "
-                   "or separate with commas. Default: any name, echoed in the reply.")
+@click.option("--models", "models", multiple=True, metavar="NAME", callback=_names,
+              help=f"Answer only to these model names (and 'factres'); others get 404. Repeat "
+                   f"or separate with commas; at most {MAX_MODEL_NAME} characters each. Default: "
+                   "any name, echoed in the reply.")
 @click.option("--cache-mb", default=DEFAULT_CACHE // MIB, show_default=True,
               type=Mebibytes(least=0, most=MAX_CACHE // MIB), metavar="MB",
               help=f"Budget of the memory cache, in MiB of estimated resident memory (0 to "
@@ -76,11 +88,25 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--mode", type=click.Choice(["search", "plain"]), default="search",
               show_default=True, help="search: the scored path search; plain: latest version "
               "at every hop (the baseline), as factres run --mode.")
+@click.option("--abstain-below", type=click.Choice(ABSTAIN_LEVELS), default=None,
+              metavar="LEVEL", help="Leave unanswered (with the reason) every question whose "
+              "answer's confidence label is below LEVEL: low, medium or high, as factres run "
+              "--abstain-below. A request's own abstain_below field (extra_body) overrides it.")
+@click.option("--keep-alive", default=DEFAULT_KEEP_ALIVE, show_default=True,
+              type=click.FloatRange(0, MAX_SECONDS, min_open=True), metavar="SECONDS",
+              help="Close a connection idle for this long.")
+@click.option("--limit-concurrency", default=DEFAULT_LIMIT_CONCURRENCY, show_default=True,
+              type=click.IntRange(2), metavar="N",
+              help="Answer 503 to a request that arrives while N connections are open (its "
+                   "own included) or N requests are in progress.")
+@click.option("--body-timeout", default=DEFAULT_BODY_TIMEOUT, show_default=True,
+              type=click.FloatRange(0, MAX_SECONDS, min_open=True), metavar="SECONDS",
+              help="Give up a request whose body stops arriving for this long (408).")
 @click.option("--access-log/--no-access-log", default=True, show_default=True,
-              help="Log one line per request on stderr.")
+              help="Log one line per request on stdout.")
 @library_errors
-def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode,
-                  access_log) -> None:
+def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode, abstain_below,
+                  keep_alive, limit_concurrency, body_timeout, access_log) -> None:
     """Answer OpenAI chat-completions requests with factres, so a harness evaluates it by
     pointing its OpenAI client here (OPENAI_BASE_URL=http://HOST:PORT/v1).
 
@@ -91,19 +117,24 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode,
     `factres` field (path, serials, ledger statuses, confidence, score terms). stream: true
     is answered as server-sent events. Parameters factres has no use for (temperature,
     max_tokens, ...) are ignored; n > 1 is refused. GET /v1/models lists the names it answers
-    to. Errors are OpenAI's error JSON: 400 malformed JSON, no user message or a question over
-    1,000 characters, 401 a wrong or missing key, 404 a model outside --models, 413 a body over
-    --max-body. The address is bound before the first line names it (with --port 0, the port
-    bound); a port in use is an error.
+    to. Errors are OpenAI's error JSON: 400 malformed JSON, a body that is not UTF-8, no user
+    message or a question over 1,000 characters, 401 a wrong or missing key, 404 a model
+    outside --models or a name over 256 characters, 408 a body that stopped arriving
+    (--body-timeout), 413 a body over --max-body; past --limit-concurrency, uvicorn answers 503.
+    The address is bound before the first line names it (with --port 0, the port bound); a
+    port in use is an error. The API key is the only protection: no TLS, so put a proxy in
+    front when the address is not loopback.
 
     Needs the serve extra: pip install 'factres[serve]'. The example serves until stopped
-    (Ctrl-C).
+    (Ctrl-C or SIGTERM; requests in progress get 10 seconds to finish).
 
     Example: factres serve --port 8000 --models gpt-4o-mini
     """
     config_args = {"plan_sets": tuple(plans)} if plans else {}
     config = ServeConfig(host=host, port=port, api_key=api_key, max_body=max_body,
-                         models=_names(models), cache_bytes=cache_mb, mode=mode, **config_args)
+                         models=models, cache_bytes=cache_mb, mode=mode, keep_alive=keep_alive,
+                         limit_concurrency=limit_concurrency, body_timeout=body_timeout,
+                         abstain_below=abstain_below, **config_args)
     # The web stack loads here, not before: no other command imports it.
     from resolver.serve.app import bind, serve
     # Bound before the banner: an address in use is an error, never a banner and then

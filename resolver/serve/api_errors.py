@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import orjson
 
-from resolver.errors import FactresError
+from resolver.errors import FactresError, clip
 
 INVALID_REQUEST = "invalid_request_error"
+SHOWN_NAME = 80             # characters of a name too long that a refusal echoes
+SHOWN_PATH = 200            # characters of a URL path a refusal or the access log echoes
 SERVER_ERROR = "server_error"
 
 
@@ -38,7 +40,13 @@ def invalid_json(detail: str) -> ApiError:
                     code="invalid_json")
 
 
-def model_not_found(model: str, accepted: tuple[str, ...]) -> ApiError:
+def model_not_found(model: str, accepted: tuple[str, ...], longest: int) -> ApiError:
+    """A model name the server does not answer to; one over `longest` characters is echoed
+    cut (E13: a name of 10^6 characters came back whole)."""
+    if len(model) > longest:
+        return ApiError(404, f"The model `{clip(model, SHOWN_NAME)}` does not exist: model "
+                        f"names are at most {longest} characters, and this one has "
+                        f"{len(model):,}.", param="model", code="model_not_found")
     return ApiError(404, f"The model `{model}` does not exist or you do not have access to it. "
                     f"This factres server answers to: {', '.join(accepted)}.",
                     param="model", code="model_not_found")
@@ -55,6 +63,20 @@ def question_too_long(length: int, limit: int, message: int, whole: bool) -> Api
     return ApiError(400, f"{found[0].upper()}{found[1:]} has {length:,} characters: factres "
                     f"reads questions of at most {limit:,} characters.",
                     param="messages", code="question_too_long")
+
+
+def body_timeout(seconds: float, received: int) -> ApiError:
+    """The body stopped arriving (E31): no byte came for `seconds`."""
+    return ApiError(408, f"The request body stopped arriving: no byte came for {seconds:g} s "
+                    f"after {received:,} bytes (factres serve --body-timeout SECONDS sets the "
+                    "wait).", code="request_timeout")
+
+
+def not_utf8(byte: int, offset: int, reason: str) -> ApiError:
+    """A body that is not UTF-8 (E14): the byte, its offset in the body, and what is wrong
+    (Python's words: "invalid start byte", "invalid continuation byte", ...)."""
+    return invalid_json(f"the body is not UTF-8: byte 0x{byte:02x} at offset {offset:,} of the "
+                        f"body (counted from 0): {reason}")
 
 
 def body_too_large(limit: int) -> ApiError:
@@ -74,13 +96,21 @@ def wrong_key() -> ApiError:
 
 
 def unknown_url(method: str, path: str) -> ApiError:
-    return ApiError(404, f"Unknown request URL: {method} {path}. factres serves POST "
-                    "/v1/chat/completions and GET /v1/models.", code="unknown_url")
+    return ApiError(404, f"Unknown request URL: {method} {clip(path, SHOWN_PATH)}. factres "
+                    "serves POST /v1/chat/completions and GET /v1/models.", code="unknown_url")
 
 
 def method_not_allowed(method: str, path: str) -> ApiError:
-    return ApiError(405, f"Method {method} is not allowed for {path}.",
+    return ApiError(405, f"Method {method} is not allowed for {clip(path, SHOWN_PATH)}.",
                     code="method_not_allowed")
+
+
+def stopping(seconds: int) -> ApiError:
+    """A request cut off by the server's stop: uvicorn cancels what is still in progress
+    `seconds` after SIGTERM or Ctrl-C (a body still arriving, a memory being built)."""
+    return ApiError(503, f"The factres server is stopping: this request was still in progress "
+                    f"{seconds} s after the stop was asked, and was given up. Send it again "
+                    "once the server is back.", type=SERVER_ERROR, code="server_stopping")
 
 
 def internal(what: str) -> ApiError:

@@ -14,12 +14,13 @@ A request whose memory is cached is answered on the event loop (reading the JSON
 the conversation, finding its memory, the query: about 2.7 ms for the 262K context, where a
 hand-over to a worker thread costs as much again in contention for the interpreter); a new
 conversation's memory is built in a worker thread, so the loop keeps answering the others
-meanwhile. The body's limit is checked as it arrives (`_read_body`). Each reply's
+meanwhile. The body's limit and its timeout are checked as it arrives (body.py). Each reply's
 Server-Timing header gives the milliseconds of each step (read, parse, split, memory; for a new
 memory, the wait for a worker thread and the build; query, reply), which benchmarks/serve.py
 reads."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import hmac
@@ -31,13 +32,14 @@ from typing import Iterator
 
 import orjson
 
-from resolver.errors import InputError, MissingExtraError
+from resolver.errors import InputError, MissingExtraError, clip
 from resolver.haystack import MAX_QUESTION
-from resolver.serve.api_errors import (ApiError, bad_request, body_too_large, internal,
+from resolver.serve.api_errors import (SHOWN_PATH, ApiError, bad_request, internal,
                                        method_not_allowed, missing_key, model_not_found,
-                                       question_too_long, unknown_url, wrong_key)
+                                       question_too_long, stopping, unknown_url, wrong_key)
+from resolver.serve.body import read_body
 from resolver.serve.cache import MemoryCache, estimate_bytes
-from resolver.serve.config import ServeConfig
+from resolver.serve.config import MAX_MODEL_NAME, SHUTDOWN_TIMEOUT, ServeConfig
 from resolver.serve.conversation import (WHOLE_MESSAGE, Conversation, Remembered, remember,
                                          split)
 from resolver.serve.reply import chunks, completion, factres_field, usage
@@ -85,7 +87,7 @@ class Service:
         """The request read and its conversation split (ApiError for a request refused)."""
         request = parse_request(body)
         if not self.config.accepts(request.model):
-            raise model_not_found(request.model, self.config.listed)
+            raise model_not_found(request.model, self.config.listed, MAX_MODEL_NAME)
         clock.lap("parse")
         conversation = split(request.messages)
         if len(conversation.bare_question) > MAX_QUESTION:
@@ -111,14 +113,16 @@ class Service:
     def answer(self, request: ChatRequest, conversation: Conversation, remembered: Remembered,
                cached: bool, clock: "_Clock") -> tuple[bool, object]:
         """(streamed, the reply: JSON bytes, or the events)."""
+        level = request.abstain_below or self.config.abstain_below
         try:
-            answer = remembered.memory.query(conversation.question)
+            answer = remembered.memory.query(conversation.question, abstain_below=level)
         except InputError as exc:
             # the memory refuses only what it was asked (the question): the client's input
             raise bad_request(f"The question cannot be answered: {exc}", param="messages",
                               code="invalid_value") from None
         clock.lap("query")
-        extra = factres_field(answer, remembered, cached, self.config.describe())
+        extra = factres_field(answer, remembered, cached,
+                              self.config.describe() | {"abstain_below": level})
         counts = usage(conversation, remembered, answer)
         if request.stream:
             reply = True, chunks(request.model, answer, counts, extra, request.include_usage)
@@ -162,9 +166,12 @@ def create_app(config: ServeConfig) -> Starlette:
         timing: dict[str, float] = {}
         clock = _Clock(timing)
         try:
-            body = await _read_body(request, config.max_body)
+            body = await read_body(request.stream(), request.headers.get("content-length"),
+                                   config.max_body, config.body_timeout)
         except ClientDisconnect:            # nobody to answer
             return Response(status_code=400)
+        except asyncio.CancelledError:      # the server stops (E31): a 503, no traceback
+            raise stopping(SHUTDOWN_TIMEOUT) from None
         clock.lap("read")
         try:
             request_, conversation = service.prepare(body, clock)
@@ -180,6 +187,8 @@ def create_app(config: ServeConfig) -> Starlette:
                                                           conversation, clock)
         except ApiError:
             raise
+        except asyncio.CancelledError:      # the server stops while a memory is built
+            raise stopping(SHUTDOWN_TIMEOUT) from None
         except Exception as exc:            # a fault of ours: say so, log it, keep serving
             log.exception("chat completion failed")
             raise internal(type(exc).__name__) from None
@@ -197,11 +206,13 @@ def create_app(config: ServeConfig) -> Starlette:
         service.authorize(request)
         name = request.path_params["name"]
         if not config.accepts(name):
-            raise model_not_found(name, config.listed)
+            raise model_not_found(name, config.listed, MAX_MODEL_NAME)
         return _json(service.model(name) | {"factres": service.about()})
 
     async def refused(request: Request, exc: ApiError) -> Response:
-        return Response(exc.to_bytes(), status_code=exc.status, media_type=JSON)
+        # a body given up (408) may still be on its way: the connection cannot serve another
+        headers = {"connection": "close"} if exc.status == 408 else None
+        return Response(exc.to_bytes(), status_code=exc.status, media_type=JSON, headers=headers)
 
     async def http_error(request: Request, exc: HTTPException) -> Response:
         try:
@@ -268,41 +279,39 @@ class _Clock:
         self.last = now
 
 
-DRAIN = 4          # a body over the limit is still read (and dropped) up to this many limits
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    """The body, or 413 past `limit` bytes. A body over the limit is read to its end and
-    dropped when it is not much larger (up to DRAIN limits), so that a client still sending
-    it gets the 413 instead of a connection reset; a larger one is cut off."""
-    declared = request.headers.get("content-length")
-    if declared is not None and not declared.isdigit():
-        raise bad_request("Content-Length is not a number of bytes")
-    if declared is not None and int(declared) > DRAIN * limit:
-        raise body_too_large(limit)
-    parts, size = [], 0
-    async for part in request.stream():
-        size += len(part)
-        if size > limit:
-            parts = []
-            if size > DRAIN * limit:
-                break
-        else:
-            parts.append(part)
-    if size > limit:
-        raise body_too_large(limit)
-    return b"".join(parts)
-
-
 def _json(data: dict) -> Response:
     return Response(orjson.dumps(data), media_type=JSON)
 
 
 def uvicorn_config(config: ServeConfig, *, access_log: bool = True,
                    log_level: str = "info") -> "uvicorn.Config":
-    return uvicorn.Config(create_app(config), host=config.host, port=config.port,
+    made = uvicorn.Config(create_app(config), host=config.host, port=config.port,
                           access_log=access_log, log_level=log_level,
-                          server_header=False, date_header=False)
+                          server_header=False, date_header=False,
+                          timeout_keep_alive=config.keep_alive,
+                          limit_concurrency=config.limit_concurrency,
+                          timeout_graceful_shutdown=SHUTDOWN_TIMEOUT)
+    # after uvicorn configured its loggers (when the Config is made), which keeps filters
+    access = logging.getLogger("uvicorn.access")
+    if _CUT_PATH not in access.filters:
+        access.addFilter(_CUT_PATH)
+    return made
+
+
+class _CutPath(logging.Filter):
+    """Cuts the path in uvicorn's access-log line ('%s - "%s %s HTTP/%s" %d': client, method,
+    path, version, status) to SHOWN_PATH characters: GET /v1/models/<20,000 characters> was
+    logged whole (E13)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str) \
+                and len(args[2]) > SHOWN_PATH:
+            record.args = args[:2] + (clip(args[2], SHOWN_PATH),) + args[3:]
+        return True
+
+
+_CUT_PATH = _CutPath()
 
 
 BIND_TRIES = 5     # --port 0 on a host of several addresses: tries to find one port free on all
@@ -366,11 +375,17 @@ def bind(config: ServeConfig) -> list[socket.socket]:
 
 def serve(config: ServeConfig, *, access_log: bool = True, log_level: str = "info",
           sockets: list[socket.socket] | None = None) -> None:
-    """Run the server until it is stopped (Ctrl-C), on `sockets` (from `bind`; bound here when
-    None)."""
+    """Run the server until it is stopped (Ctrl-C or SIGTERM: the requests in progress get
+    SHUTDOWN_TIMEOUT seconds to finish), on `sockets` (from `bind`; bound here when None)."""
     sockets = bind(config) if sockets is None else sockets
     server = uvicorn.Server(uvicorn_config(config, access_log=access_log, log_level=log_level))
-    server.run(sockets=sockets)
+    try:
+        server.run(sockets=sockets)
+    except KeyboardInterrupt:
+        # uvicorn stops on Ctrl-C (SIGINT), then raises the signal again, which Python turns
+        # into KeyboardInterrupt and click into "Aborted!" and status 1 (E30): the stop asked
+        # for is a clean one. SIGTERM ends the process by its signal, as a supervisor expects.
+        pass
 
 
 @contextlib.contextmanager

@@ -75,7 +75,7 @@ class MemoryCache:
             ) -> tuple[object, bool]:
         """(the memory of `key`, whether it was there already). On a miss, `build()` makes it
         (outside the lock; a concurrent request for the same key waits for it and gets it as a
-        hit) and `size(memory)` is its estimate. An error in `build` is raised to every request
+        hit, counted as one) and `size(memory)` is its estimate. An error in `build` is raised to every request
         waiting for it, and nothing is kept."""
         with self._lock:
             slot = self._slots.get(key)
@@ -92,6 +92,10 @@ class MemoryCache:
             pending.done.wait()
             if pending.error is not None:
                 raise pending.error
+            with self._lock:
+                # served the memory another request built: a hit, as its reply says (E25:
+                # 16 requests counted 0 hits and 1 miss while 15 replies said cached)
+                self.hits += 1
             return pending.value, True
         try:
             with self._builds:

@@ -9,9 +9,10 @@ import ipaddress
 from dataclasses import dataclass
 
 from resolver._version import __version__
-from resolver.errors import InputError
+from resolver.errors import InputError, clip
 from resolver.memory.memory import MODES
 from resolver.plan.planning import LIVE_SETS
+from resolver.search.confidence import HIGH, LOW, MEDIUM
 
 MIB = 1 << 20
 DEFAULT_HOST = "127.0.0.1"
@@ -25,6 +26,20 @@ DEFAULT_CACHE = 512 * MIB      # about 20 memories of the 262K context, warm (ca
 MAX_BODY = 4096 * MIB
 MAX_CACHE = 1_000_000 * MIB
 OWN_MODEL = "factres"          # always accepted, always listed
+# A model name is an identifier: a longer one is refused (404), its echo cut (E13).
+MAX_MODEL_NAME = 256
+# What bounds a slow or greedy client (E27, E31), each an option of `factres serve`: an idle
+# keep-alive connection is closed after KEEP_ALIVE seconds (uvicorn's default); a request that
+# arrives while LIMIT_CONCURRENCY connections are open (its own included) or LIMIT_CONCURRENCY
+# requests are in progress gets 503 (uvicorn counts both); a body that stops arriving for
+# BODY_TIMEOUT seconds is given up (408). On SIGTERM or Ctrl-C the requests in progress get
+# SHUTDOWN_TIMEOUT seconds to finish, then are cancelled and the process exits.
+DEFAULT_KEEP_ALIVE = 5.0
+DEFAULT_LIMIT_CONCURRENCY = 100
+DEFAULT_BODY_TIMEOUT = 30.0
+SHUTDOWN_TIMEOUT = 10
+MAX_SECONDS = 3600.0           # the longest keep-alive or body timeout taken
+ABSTAIN_LEVELS = (LOW, MEDIUM, HIGH)   # as `factres run --abstain-below`
 KEY_CHARACTERS = "printable ASCII (letters, digits, punctuation; spaces only inside the key)"
 
 
@@ -67,6 +82,10 @@ class ServeConfig:
     cache_bytes: int = DEFAULT_CACHE    # the memory cache's budget (estimated resident bytes)
     plan_sets: tuple[str, ...] = LIVE_SETS
     mode: str = "search"
+    keep_alive: float = DEFAULT_KEEP_ALIVE           # seconds an idle connection stays open
+    limit_concurrency: int = DEFAULT_LIMIT_CONCURRENCY   # connections or requests, then 503
+    body_timeout: float = DEFAULT_BODY_TIMEOUT     # seconds a body may stop arriving: 408
+    abstain_below: str | None = None    # empty answers labelled below it (a request may ask)
 
     def __post_init__(self) -> None:
         if self.api_key is not None:
@@ -91,11 +110,30 @@ class ServeConfig:
                              else "no plan set named", expected=f"some of {', '.join(LIVE_SETS)}")
         if self.mode not in MODES:
             raise InputError(f"unknown mode {self.mode!r}", expected=" or ".join(MODES))
-        if any(not m for m in self.models):
+        if any(not m.strip() for m in self.models):
             raise InputError("an empty model name", expected="model names such as gpt-4o-mini")
+        long = next((m for m in self.models if len(m) > MAX_MODEL_NAME), None)
+        if long is not None:
+            raise InputError(f"a model name of {len(long):,} characters ({clip(long, 40)!r})",
+                             expected=f"names of at most {MAX_MODEL_NAME} characters")
+        if not 0 < self.keep_alive <= MAX_SECONDS:         # also refuses nan
+            raise InputError(f"a keep-alive of {self.keep_alive} seconds",
+                             expected=f"more than 0, at most {MAX_SECONDS:.0f} seconds")
+        if not 2 <= self.limit_concurrency:
+            raise InputError(f"a concurrency limit of {self.limit_concurrency}",
+                             expected="at least 2 (the request's own connection counts)")
+        if not 0 < self.body_timeout <= MAX_SECONDS:      # also refuses nan
+            raise InputError(f"a body timeout of {self.body_timeout} seconds",
+                             expected=f"more than 0, at most {MAX_SECONDS:.0f} seconds")
+        if self.abstain_below is not None and self.abstain_below not in ABSTAIN_LEVELS:
+            raise InputError(f"unknown confidence level {self.abstain_below!r}",
+                             expected=" or ".join(ABSTAIN_LEVELS))
 
     def accepts(self, model: str) -> bool:
-        """Whether a request may name `model`: any name when no names were given."""
+        """Whether a request may name `model`: any name of at most MAX_MODEL_NAME characters
+        when no names were given."""
+        if len(model) > MAX_MODEL_NAME:
+            return False
         return not self.models or model == OWN_MODEL or model in self.models
 
     @property
@@ -107,4 +145,4 @@ class ServeConfig:
         """What `/v1/models` and every reply say about the server (no key)."""
         return {"version": __version__, "plan_sets": [f"live:{s.removeprefix('live:')}"
                                                       for s in self.plan_sets],
-                "mode": self.mode}
+                "mode": self.mode, "abstain_below": self.abstain_below}

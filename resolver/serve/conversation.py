@@ -41,6 +41,7 @@ last fact committed for good), and the questions then asked never change it."""
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import re
 import sys
@@ -48,6 +49,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from resolver.errors import clip
 from resolver.mab import harness
 from resolver.memory.memory import Memory
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, Report
@@ -59,6 +61,15 @@ TEXT = "text"                       # passed over: a piece that fits no template
 IN_PROMPT, LAST_SENTENCE, WHOLE_MESSAGE = "prompt", "last sentence", "whole message"
 REPORTS_SHOWN = 20                  # reports a reply lists (all are counted)
 _SERIAL_LIKE = re.compile(r"\d\. ")
+# A message holding facts: a serial followed by a blank or the message's end ("... London. 1.",
+# a harness's small chunk, ends with the next fact's serial).
+_HOLDS_SERIAL = re.compile(r"\d\.(?:\s|\Z)")
+# A message ending with a serial whose fact is still to come (in a memorize frame: before its
+# acknowledgement).
+_OPEN_SERIAL = re.compile(r"(?:\A|\s)\d+\.\s*(?:" + re.escape(harness.FRAME_ACKNOWLEDGEMENT)
+                          + r"\s*)?\Z")
+# Roles whose messages instruct: memory only when no other message holds facts (E11).
+INSTRUCTING = ("system", "developer")
 _NONBLANK = re.compile(r"\S")
 # Where a numbered fact starts on the question's line: a serial at the line's start or after a
 # sentence end and blanks (not "Part 1. The Beginning", whose "1. " follows a word).
@@ -429,7 +440,8 @@ def remember(conversation: Conversation, plan_sets: tuple[str, ...], mode: str) 
     memory = Memory(plan_sets, mode)
     passed: Counter = Counter({kind: 0 for kind in (*PASSED_KINDS, TEXT)})
     messages: Counter = Counter()
-    reports: list[Report] = []
+    reported: Counter = Counter()
+    shown: list[Report] = []
     chars = words = 0
     fed = False
 
@@ -439,12 +451,18 @@ def remember(conversation: Conversation, plan_sets: tuple[str, ...], mode: str) 
             if report.kind == UNPARSED and report.serial is None \
                     and not _SERIAL_LIKE.search(report.text):
                 passed[TEXT] += 1
-            else:
-                reports.append(report)
+                continue
+            reported[report.kind] += 1
+            if len(shown) < REPORTS_SHOWN:
+                # cut as `factres parse` cuts a line (E19: 20 lines of 500,000 characters made
+                # every reply 10 MB, and the cache kept them)
+                shown.append(dataclasses.replace(report, text=clip(report.text),
+                                                 reason=clip(report.reason)))
 
-    for message in conversation.memory:
+    parts = conversation.memory
+    for message, read in zip(parts, memory_messages(parts)):
         words += len(message.text.split())
-        if not _SERIAL_LIKE.search(message.text):
+        if not read:
             messages[message.role] += 1
             continue
         if fed:
@@ -453,7 +471,32 @@ def remember(conversation: Conversation, plan_sets: tuple[str, ...], mode: str) 
         chars += len(message.text)
         fed = True
     add(memory.flush())
-    reported = Counter(r.kind for r in reports)
     return Remembered(memory, conversation.key, len(memory.store), chars, words,
                       dict(sorted(passed.items())), dict(sorted(messages.items())),
-                      dict(sorted(reported.items())), tuple(reports[:REPORTS_SHOWN]))
+                      dict(sorted(reported.items())), tuple(shown))
+
+
+def memory_messages(messages: tuple[Message, ...]) -> list[bool]:
+    """Which messages of the memory part are fed to the memory (see the module docstring).
+
+    A message holding a serial ("12. ", or "12." at its end) is fed; a system (or developer)
+    message only when no other message holds one (E11: a system prompt's worked example,
+    "0. Tim Cook is employed by Acme.", took the context's serials 0 and 1). A user message
+    holding none is fed when it lies between two messages holding one, or continues a fact that
+    the user message fed before it leaves open (it ends with a serial): a harness's small chunks
+    ("... London. 1." | "The chairperson of Fatah is Mahmoud Abbas." | ...) are one text (E20).
+    Every other message (an acknowledgement, an instruction) is passed over whole."""
+    holds = [bool(_HOLDS_SERIAL.search(m.text)) for m in messages]
+    context = [i for i, m in enumerate(messages) if holds[i] and m.role not in INSTRUCTING]
+    if not context:                   # only a system message holds facts: it is the memory
+        return holds
+    first, last = context[0], context[-1]
+    read = [holds[i] and m.role not in INSTRUCTING for i, m in enumerate(messages)]
+    open_ = False                     # the last user message fed ends with a serial
+    for i, m in enumerate(messages):
+        if m.role != "user":
+            continue
+        read[i] = read[i] or first < i < last or (i > last and open_)
+        if read[i]:
+            open_ = bool(_OPEN_SERIAL.search(m.text))
+    return read

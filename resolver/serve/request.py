@@ -1,5 +1,6 @@
 """A chat-completions request body, read and checked: the model, the messages as (role, text),
-`stream` and `stream_options.include_usage`. Everything factres has no use for (temperature,
+`stream` and `stream_options.include_usage`, and factres's own `abstain_below` (a client sends it
+with `extra_body`). A body that is not UTF-8 is refused naming the byte and its offset. Everything factres has no use for (temperature,
 max_tokens, top_p, stop, tools, ...) is accepted and ignored, as the issue asks; `n` above 1 is
 refused (factres has one answer). Each refusal is the `ApiError` OpenAI gives, naming the
 parameter (`messages[2].content`)."""
@@ -10,7 +11,8 @@ from dataclasses import dataclass
 import orjson
 
 from resolver.errors import clip
-from resolver.serve.api_errors import bad_request, invalid_json
+from resolver.serve.api_errors import bad_request, invalid_json, not_utf8
+from resolver.serve.config import ABSTAIN_LEVELS
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 SHOWN = 80                  # characters of a value sent that a refusal quotes
@@ -28,6 +30,8 @@ class ChatRequest:
     messages: tuple[Message, ...]
     stream: bool = False
     include_usage: bool = False      # stream_options.include_usage: a last chunk with usage
+    abstain_below: str | None = None  # factres's own field (a client's `extra_body`): empty an
+                                      # answer labelled below it, as `factres run --abstain-below`
 
 
 def parse_request(body: bytes) -> ChatRequest:
@@ -35,6 +39,12 @@ def parse_request(body: bytes) -> ChatRequest:
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        try:
+            # orjson says where in the decoded text, "line 1 column 1 (char 0)" for a bad byte
+            # (E14): the body's own offset is found only when the JSON is refused
+            body.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise not_utf8(body[bad.start], bad.start, bad.reason) from None
         raise invalid_json(str(exc)) from None
     if not isinstance(data, dict):
         raise invalid_json(f"the body is a JSON {_kind(data)}, not an object")
@@ -61,7 +71,15 @@ def parse_request(body: bytes) -> ChatRequest:
     if options is not None and not isinstance(options, dict):
         raise _invalid_type("stream_options", "an object", options)
     usage = (options or {}).get("include_usage")
-    return ChatRequest(model, _messages(data.get("messages")), bool(stream), usage is True)
+    level = data.get("abstain_below")
+    if level is not None and level not in ABSTAIN_LEVELS:
+        if not isinstance(level, str):
+            raise _invalid_type("abstain_below", "a string (low, medium or high)", level)
+        raise bad_request(f"Invalid value for 'abstain_below': {_shown(level)}; supported values "
+                          f"are: {', '.join(repr(v) for v in ABSTAIN_LEVELS)} (or null).",
+                          param="abstain_below", code="invalid_value")
+    return ChatRequest(model, _messages(data.get("messages")), bool(stream), usage is True,
+                       level)
 
 
 def _messages(raw) -> tuple[Message, ...]:
