@@ -292,6 +292,62 @@ def test_e19_report_texts_in_a_reply_are_cut_to_200_characters(server):
     assert len(reply.model_dump_json()) < 10_000
 
 
+# ---- E08: the question in more layouts, or none ------------------------------------------------
+INSTRUCTIONS = ("Use only the facts above.\nA later fact replaces an earlier one.\n"
+                "Answer with a name only.\n")
+
+
+@pytest.mark.parametrize("text, question, how", [
+    # after three instruction lines, a label on a line of its own, text after the question
+    (FACTS + INSTRUCTIONS + "Question:\nWho is Tim Cook employed by?\n\nAnswer briefly.",
+     QUESTION, "last sentence"),
+    (FACTS + INSTRUCTIONS + "Question: Who is Tim Cook employed by?\n\nAnswer briefly.\n"
+     "Do not explain.", QUESTION, "last sentence"),
+    # a question before the facts
+    ("Who is Tim Cook employed by?\n" + FACTS, QUESTION, "before the facts"),
+    ("Answer the question below from the facts. Who is Tim Cook employed by?\n\n" + FACTS,
+     QUESTION, "before the facts"),
+    ("Question: Who is Tim Cook employed by\n" + FACTS, "Who is Tim Cook employed by",
+     "before the facts"),
+    # no "?"
+    (FACTS + "Who is Tim Cook employed by", "Who is Tim Cook employed by", "question line"),
+    (FACTS + "Question:\nwho is Tim Cook employed by\n\nAnswer briefly.",
+     "who is Tim Cook employed by", "question line"),
+    (FACTS + "Name the employer of Tim Cook.", "Name the employer of Tim Cook.",
+     "question line"),
+    (FACTS + "Who is Tim Cook employed by\nTell me the name only.",
+     "Who is Tim Cook employed by", "question line"),
+    # a fullwidth question mark
+    (FACTS + "Who is Tim Cook employed by\uff1f", QUESTION, "last sentence"),
+    (FACTS + INSTRUCTIONS + "Who is Tim Cook employed by\uff1f Answer briefly.", QUESTION,
+     "last sentence"),
+])
+def test_e08_the_question_is_found_in_more_layouts_and_the_facts_are_read(server, text, question,
+                                                                          how):
+    from resolver.serve.question import find_question
+    assert (find_question(text).question, find_question(text).how) == (question, how)
+    for stream in (False, True):
+        if stream:
+            events = list(ask(server, user(text), stream=True))
+            content = "".join(e.choices[0].delta.content or "" for e in events if e.choices)
+            extra = next(e.model_extra["factres"] for e in events if "factres" in e.model_extra)
+        else:
+            reply = ask(server, user(text))
+            content, extra = reply.choices[0].message.content, reply.model_extra["factres"]
+        assert content == "Google" and extra["question"] == question
+        assert extra["memory"]["facts"] == 2 and extra["memory"]["reported"] == {}
+
+
+@pytest.mark.parametrize("text, facts", [
+    (FACTS, 2), (FACTS + "Thanks.", 2), (FACTS + INSTRUCTIONS, 2), ("Hello.", 0), ("", 0)])
+def test_e08_with_no_question_the_facts_are_read_and_the_answer_is_empty(server, text, facts):
+    reply = ask(server, user(text))
+    extra = reply.model_extra["factres"]
+    assert reply.choices[0].message.content == "" and extra["question"] == ""
+    assert extra["reason"].startswith("no question found")
+    assert extra["memory"]["facts"] == facts and extra["memory"]["reported"] == {}
+
+
 # ---- E14: a byte that is not UTF-8 ------------------------------------------------------------
 def test_e14_a_byte_that_is_not_utf8_is_named_with_its_offset(server):
     body = orjson.dumps({"model": "m", "messages": user(FACTS + QUESTION)})

@@ -19,15 +19,8 @@ from resolver.mab import harness
 from resolver.serve.api_errors import ApiError
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import ServeConfig, is_loopback
-from resolver.serve.conversation import (
-    SAMPLES,
-    TEXT,
-    WINDOW,
-    MemoryPart,
-    remember,
-    split,
-    split_question,
-)
+from resolver.serve.conversation import SAMPLES, TEXT, WINDOW, MemoryPart, remember, split
+from resolver.serve.question import split_question
 from resolver.serve.request import Message, parse_request
 
 SYSTEM = "You are a helpful assistant that can read the context and memorize it for future " \
@@ -143,8 +136,8 @@ def test_without_a_prompt_the_last_sentence_is_the_question_when_it_asks():
     assert parts(FACTS + "\n" + QUESTION + "  \n") == (FACTS + "\n", QUESTION + "  \n", QUESTION)
     assert parts(QUESTION) == ("", QUESTION, QUESTION)
     assert parts("  " + QUESTION) == ("  ", QUESTION, QUESTION)
-    # not a question: the whole message is asked, and none of it is memory
-    assert parts(FACTS) == ("", FACTS, FACTS)
+    # no question (audit E, E08): the whole message is memory, and nothing is asked
+    assert parts(FACTS) == (FACTS, "", "")
     assert parts("Tell me where Tim Cook works.") == \
         ("", "Tell me where Tim Cook works.", "Tell me where Tim Cook works.")
     assert parts("") == ("", "", "")

@@ -27,7 +27,7 @@ from resolver.haystack import MAX_QUESTION
 from resolver.mab import harness
 from resolver.serve.app import serving
 from resolver.serve.config import ServeConfig
-from resolver.serve.conversation import split_question
+from resolver.serve.question import split_question
 from resolver.text.facts import MAX_SERIAL
 
 FACTS = ("Here is a list of facts:\n0. Tim Cook is employed by Apple.\n"
@@ -135,13 +135,15 @@ def test_a_long_question_in_a_prompt_or_over_no_facts_is_refused_the_same(server
     still_serving(server)
 
 
-def test_a_message_that_asks_nothing_is_said_to_be_taken_whole(server):
+def test_a_message_that_asks_nothing_has_its_facts_read_and_no_answer(server):
+    # once refused as a question of all its characters; since audit E (E08) its facts are
+    # read and the answer is empty, saying why
     facts = FACTS + "".join(f"{n}. Tim Cook is employed by Firm{n}.\n" for n in range(2, 40))
-    with pytest.raises(BadRequestError) as err:
-        ask(client(server), user(facts))
-    refused(err.value, "question_too_long", "messages",
-            f"The last user message (messages[0]) asks nothing at its end")
-    assert f"{len(facts.strip()):,} characters" in err.value.body["message"]
+    reply = ask(client(server), user(facts))
+    extra = reply.model_extra["factres"]
+    assert reply.choices[0].message.content == "" and extra["question"] == ""
+    assert extra["reason"].startswith("no question found")
+    assert extra["memory"]["facts"] == 40
     still_serving(server)
 
 

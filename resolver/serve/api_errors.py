@@ -52,17 +52,12 @@ def model_not_found(model: str, accepted: tuple[str, ...], longest: int) -> ApiE
                     param="model", code="model_not_found")
 
 
-def question_too_long(length: int, limit: int, message: int, whole: bool) -> ApiError:
+def question_too_long(length: int, limit: int, message: int) -> ApiError:
     """The question found in messages[`message`] is longer than factres reads (`factres run`
-    refuses such a row too). `whole`: the message asks nothing at its end, so all of it was
-    taken for the question, which the client most likely did not mean."""
-    where = f"the last user message (messages[{message}])"
-    found = (f"{where} asks nothing at its end (no last sentence ending with \"?\", no "
-             "instruction prompt), so all of it is the question, and it" if whole
-             else f"the question in {where}")
-    return ApiError(400, f"{found[0].upper()}{found[1:]} has {length:,} characters: factres "
-                    f"reads questions of at most {limit:,} characters.",
-                    param="messages", code="question_too_long")
+    refuses such a row too)."""
+    return ApiError(400, f"The question in the last user message (messages[{message}]) has "
+                    f"{length:,} characters: factres reads questions of at most {limit:,} "
+                    "characters.", param="messages", code="question_too_long")
 
 
 def body_timeout(seconds: float, received: int) -> ApiError:

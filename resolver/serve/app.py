@@ -34,14 +34,15 @@ import orjson
 
 from resolver.errors import InputError, MissingExtraError, clip
 from resolver.haystack import MAX_QUESTION
+from resolver.memory.memory import Answer
 from resolver.serve.api_errors import (SHOWN_PATH, ApiError, bad_request, internal,
                                        method_not_allowed, missing_key, model_not_found,
                                        question_too_long, stopping, unknown_url, wrong_key)
 from resolver.serve.body import read_body
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import MAX_MODEL_NAME, SHUTDOWN_TIMEOUT, ServeConfig
-from resolver.serve.conversation import (WHOLE_MESSAGE, Conversation, Remembered, remember,
-                                         split)
+from resolver.serve.conversation import Conversation, Remembered, remember, split
+from resolver.serve.question import NO_QUESTION_FOUND, NOT_FOUND
 from resolver.serve.reply import chunks, completion, factres_field, usage
 from resolver.serve.request import ChatRequest, parse_request
 
@@ -94,7 +95,7 @@ class Service:
             # the client's input, refused before a memory is built for it (the memory would
             # refuse it too, as every loader does)
             raise question_too_long(len(conversation.bare_question), MAX_QUESTION,
-                                    conversation.last, conversation.found == WHOLE_MESSAGE)
+                                    conversation.last)
         clock.lap("split")
         return request, conversation
 
@@ -115,7 +116,10 @@ class Service:
         """(streamed, the reply: JSON bytes, or the events)."""
         level = request.abstain_below or self.config.abstain_below
         try:
-            answer = remembered.memory.query(conversation.question, abstain_below=level)
+            if conversation.found == NOT_FOUND:     # the facts are read; nothing is asked
+                answer = Answer("", "", NO_QUESTION_FOUND)
+            else:
+                answer = remembered.memory.query(conversation.question, abstain_below=level)
         except InputError as exc:
             # the memory refuses only what it was asked (the question): the client's input
             raise bad_request(f"The question cannot be answered: {exc}", param="messages",

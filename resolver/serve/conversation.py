@@ -53,12 +53,10 @@ from resolver.errors import clip
 from resolver.mab import harness
 from resolver.memory.memory import Memory
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, Report
+from resolver.serve.question import LAST_SENTENCE, find_question
 from resolver.serve.request import Message
-from resolver.text.facts import reads_as_fact
 
 TEXT = "text"                       # passed over: a piece that fits no template, no serial in it
-# How the question was found in the last user message (`find_question`).
-IN_PROMPT, LAST_SENTENCE, WHOLE_MESSAGE = "prompt", "last sentence", "whole message"
 REPORTS_SHOWN = 20                  # reports a reply lists (all are counted)
 _SERIAL_LIKE = re.compile(r"\d\. ")
 # A message holding facts: a serial followed by a blank or the message's end ("... London. 1.",
@@ -71,29 +69,6 @@ _OPEN_SERIAL = re.compile(r"(?:\A|\s)\d+\.\s*(?:" + re.escape(harness.FRAME_ACKN
 # Roles whose messages instruct: memory only when no other message holds facts (E11).
 INSTRUCTING = ("system", "developer")
 _NONBLANK = re.compile(r"\S")
-# Where a numbered fact starts on the question's line: a serial at the line's start or after a
-# sentence end and blanks (not "Part 1. The Beginning", whose "1. " follows a word).
-_SERIAL_AT = re.compile(r"(?m)(?:^[ \t]*|(?<=[.!?])[ \t]+)\d+\.[ \t]+")
-_SERIAL_SEARCH = 512                # the first window searched back for it (doubled as needed)
-# A sentence end inside the question's text: ".", "!" or "?" and blanks.
-_BOUNDARY = re.compile(r"[.!?]\s+")
-# Where a question may start inside the last fact's text when no sentence of it ends there: after
-# a full stop, "!" or "?" followed by other non-blanks (a control character, a quote) and a blank;
-# else at a question word glued to the full stop before it ("... by IBM.Who is ...?",
-# verification W07; in lower case, "IBM.who", only when the text before reads as a fact, D03),
-# else at the last capitalised question word after a blank.
-_LOOSE_END = re.compile(r"[.!?][^\w\s]+\s+")
-_QUESTION_WORDS = r"(?:Who|Whom|Whose|What|Which|Where|When|How|Name|Identify|Give|Tell|List|Find)\b"
-_GLUED = re.compile(r"(?<=[.!?])(?=" + _QUESTION_WORDS + ")", re.IGNORECASE)
-_ASKING = re.compile(r"\s+(?=" + _QUESTION_WORDS + ")")
-# A sentence that opens with an interrogative, in either case ("What", "who", "In which", ...).
-_INTERROGATIVE = re.compile(r"(?:Who|Whom|Whose|What|Which|Where|When|Why|How|(?:In|On|At|From|"
-                            r"To|For|By|Of|With|Under|During|Since|After|Before|Through|Into|"
-                            r"Over|Within) (?:which|what|whom|whose))\b", re.IGNORECASE)
-# A word that ends no sentence: an abbreviation ("St.", "Mt.", "Inc."), an initial ("L."), a
-# dotted one ("D.C.").
-_ABBREVIATION = re.compile(r"(?:[A-Z][a-z]?|Mrs|Inc|Ltd|Sgt|Gen|Gov|Sen|Rev|Vol|Ave|Corp|"
-                           r"Capt|Prof|Bros|Dept|Univ|Blvd|(?:[A-Za-z]\.)+[A-Za-z])\Z")
 # A memory part's hash reads its shape (each message's role and length) and SAMPLES + 2 short
 # windows of its text spread over the whole part, at places set by the lengths alone (so equal
 # parts hash alike): cheap whatever the number of messages, and enough to tell contexts apart;
@@ -188,14 +163,16 @@ class Conversation:
     messages: tuple[Message, ...]
     last: int                       # the last user message
     start: int                      # where its question part starts
-    question: str                   # what the memory is asked (a prompt, or a bare question)
+    question: str                   # what the memory is asked (a prompt, a bare question, "")
     part: MemoryPart                # the memory part, in place: the cache's key
-    found: str = LAST_SENTENCE      # how the question was found (`find_question`)
+    found: str = LAST_SENTENCE      # how the question was found (`question.find_question`)
+    stop: int | None = None         # where its question part ends (None: at the message's end)
 
     @property
     def asked(self) -> str:
-        """The last user message's text from the question on."""
-        return self.messages[self.last].text[self.start:]
+        """The last user message's question part: from the question on (to the question's end
+        when it stands before the facts)."""
+        return self.messages[self.last].text[self.start:self.stop]
 
     @cached_property
     def bare_question(self) -> str:
@@ -234,184 +211,20 @@ def split(messages: tuple[Message, ...]) -> Conversation:
     Runs on every request, over a whole context: nothing of the size of the context is
     copied, encoded or hashed (the memory part refers to the messages' text in place)."""
     last = max(i for i, m in enumerate(messages) if m.role == "user")
-    start, question, found = find_question(messages[last].text)
+    found = find_question(messages[last].text)
     pieces = []
     for i, m in enumerate(messages):
-        end = start if i == last else len(m.text)
+        end = found.start if i == last else len(m.text)
         if _NONBLANK.search(m.text, 0, end):
             pieces.append((m.role, m.text, end))
-    return Conversation(messages, last, start, question, MemoryPart(tuple(pieces)), found)
-
-
-def split_question(text: str) -> tuple[int, str]:
-    """(where the question part starts, what to ask) in the last user message: the text
-    before `start` is memory."""
-    start, question, _ = find_question(text)
-    return start, question
-
-
-def find_question(text: str) -> tuple[int, str, str]:
-    """`split_question`, and how the question was found: IN_PROMPT, LAST_SENTENCE or
-    WHOLE_MESSAGE (the message asks nothing at its end, so all of it is asked)."""
-    start = harness.prompt_start(text)
-    if start is not None:
-        return start, text[start:], IN_PROMPT
-    end = _blank_end(text, len(text))
-    cue = harness.ANSWER_CUE.strip()
-    if text.endswith(cue, 0, end):
-        end = _blank_end(text, end - len(cue))
-    if not text.endswith("?", 0, end):
-        # text after the question ("...? Answer briefly.", verification D05): the question
-        # is the last sentence ending in "?", on the last two lines, after every numbered fact
-        end = _last_mark(text, end)
-        if end is None:
-            return 0, text, WHOLE_MESSAGE
-    start, asked = _question_start(text, end)
-    question = text[asked:end]
-    if "\n" in question:           # a question run over two lines, asked as one
-        question = " ".join(question.split())
-    return start, question, LAST_SENTENCE
-
-
-def _last_mark(text: str, end: int) -> int | None:
-    """The end of the last "?" followed by blanks on the message's last two lines, when no
-    numbered fact follows it; None when there is none."""
-    line = text.rfind("\n", 0, end) + 1
-    lowest = text.rfind("\n", 0, max(line - 1, 0)) + 1 if line else 0
-    at = end
-    while True:
-        mark = text.rfind("?", lowest, at)
-        if mark < 0:
-            return None
-        if mark + 1 < end and text[mark + 1].isspace():
-            return None if _SERIAL_AT.search(text, mark + 1, end) else mark + 1
-        at = mark
-
-
-def _question_start(text: str, end: int) -> tuple[int, int]:
-    """(where the question part starts, where the question itself starts) for a question
-    ending at `end`: the question's line (with the line before it when the question runs over
-    two), from after the line's last numbered fact, its "Question:" label left out, cut at the
-    last sentence end before which a complete sentence stands (`_complete`)."""
-    line = _question_line(text, end)
-    serial = _last_serial(text, line, end)
-    if serial is None:
-        start = line
-        while start < end and text[start].isspace():
-            start += 1
-        cuts = _cuts(text, start, end)
-        start = cuts[-1] if cuts else start
-    else:
-        # after the line's last numbered fact: at its last complete sentence's end (a sentence
-        # between the fact and the question is read as the fact's, the limit docs/server.md
-        # states), else where the question is glued to the fact (`_after_fact_like`)
-        cuts = _cuts(text, serial.end(), end, fact=True)
-        start = cuts[-1] if cuts else _after_fact_like(text, serial, end)
-    label = harness.QUESTION_LABEL.match(text, start, end)
-    return start, label.end() if label else start
-
-
-def _question_line(text: str, end: int) -> int:
-    """Where the question's line starts: the line holding its end, or the line before when
-    the question runs over two ("What is the capital\nof St. Kitts?"): that line opens with
-    an interrogative or a "Question:" label, holds no "?" and no numbered fact, and ends
-    inside a sentence (no ".", "!", "?" or ":", or at an abbreviation, "... of St.")."""
-    line = text.rfind("\n", 0, end) + 1
-    if not line:
-        return line
-    before = text.rfind("\n", 0, line - 1) + 1
-    previous = text[before:line - 1].strip()
-    if not previous or "?" in previous or _SERIAL_AT.match(previous):
-        return line
-    label = harness.QUESTION_LABEL.match(previous)
-    opening = previous[label.end():] if label else previous
-    if not _INTERROGATIVE.match(opening) or _BOUNDARY.search(previous):
-        return line
-    if previous[-1] in "!:" or (previous[-1] == "." and _complete(opening)):
-        return line
-    return before
-
-
-def _last_serial(text: str, line: int, end: int) -> re.Match | None:
-    """The last numbered fact's serial on the question's line (from `line`), None when there
-    is none. Searched back from the end in windows that double: a harness chunk is one long
-    line of facts, and only its end is read."""
-    size = _SERIAL_SEARCH
-    while True:
-        low = max(line, end - size)
-        found = None
-        for found in _SERIAL_AT.finditer(text, low, end):
-            pass
-        if found is not None or low == line:
-            return found
-        size *= 2
-
-
-def _cuts(text: str, start: int, end: int, fact: bool = False) -> list[int]:
-    """Where a sentence may end in text[start:end] (the question's last sentence ends at
-    `end`): after each sentence end (".", "!" or "?" and blanks) before which a complete
-    sentence stands, the sentence counted from the cut before it (`_complete`). The question
-    starts at the last. `fact`: the first sentence is a numbered fact's text, which may open
-    with a question word ("1. Who Framed Roger Rabbit is employed by Disney.")."""
-    cuts, sentence = [], start
-    for boundary in _BOUNDARY.finditer(text, start, end):
-        if _complete(text[sentence:boundary.start() + 1], asks=not (fact and not cuts)):
-            cuts.append(boundary.end())
-            sentence = boundary.end()
-    return cuts
-
-
-def _complete(sentence: str, asks: bool = True) -> bool:
-    """Whether `sentence` (ending with ".", "!" or "?") is a sentence of its own, after which
-    a question may start (verification D01, D02): not one capitalised word ("Kitts."), not
-    ending in an abbreviation or an initial ("St.", "D.C.", "L.") or in a name's number ("Part
-    1."), and not a question cut inside a name (opening with an interrogative and ending at a
-    capitalised word: "Who is the author of The Great Gatsby.", unless `asks` is false: a
-    numbered fact's text). MQuAKE names hold ". "."""
-    sentence = sentence.strip()
-    if sentence.endswith(("?", "!", "..")):
-        return True
-    words = sentence[:-1].split()
-    if len(words) < 2:
-        return False
-    last = words[-1]
-    if _ABBREVIATION.match(last) or (last.isdigit() and words[-2][:1].isupper()):
-        return False
-    label = harness.QUESTION_LABEL.match(sentence)
-    return not (asks and _INTERROGATIVE.match(sentence, label.end() if label else 0)
-                and (last[:1].isupper() or last[:1].isdigit()))
-
-
-def _after_fact_like(text: str, serial: re.Match, end: int) -> int:
-    """Where the question starts after the line's last numbered fact when no complete sentence
-    of the fact ends before it ("1. Tim Cook is employed by Google.\x00 Who is Tim Cook
-    employed by?": the fact's full stop is not followed by a blank; "... by IBM.Who is ...?":
-    the question is glued to it): after the last full stop followed by other non-blanks and a
-    blank, else at the first question word glued to a full stop (in lower case only when the
-    text before it reads as a fact: the grammar decides), else at the last capitalised question
-    word after a blank. The text before it is memory, so a fact that did not parse is reported,
-    as on a line of its own. After the serial when no such place is found ("1. Who is Tim Cook
-    employed by?" is a numbered question)."""
-    start = serial.end()
-    cut = None
-    for cut in _LOOSE_END.finditer(text, start, end):
-        pass
-    if cut is not None:
-        return cut.end()
-    fact = serial.start() + len(serial[0]) - len(serial[0].lstrip())
-    for glued in _GLUED.finditer(text, start, end):
-        if text[glued.start()].isupper() or reads_as_fact(text[fact:glued.start()]):
-            return glued.start()
-    for cut in _ASKING.finditer(text, start, end):
-        pass
-    return start if cut is None else cut.end()
-
-
-def _blank_end(text: str, end: int) -> int:
-    """`end` moved back over blanks (no copy of `text`)."""
-    while end and text[end - 1].isspace():
-        end -= 1
-    return end
+        if i == last and found.stop < len(m.text) and _NONBLANK.search(m.text, found.stop):
+            # a question before the facts: the facts after it are a piece of their own, a
+            # copy (the only layout whose split copies the context)
+            rest = m.text[found.stop:]
+            pieces.append((m.role, rest, len(rest)))
+    stop = None if found.stop == len(messages[last].text) else found.stop
+    return Conversation(messages, last, found.start, found.question,
+                        MemoryPart(tuple(pieces)), found.how, stop)
 
 
 @dataclass(frozen=True)
