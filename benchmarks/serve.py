@@ -1,6 +1,7 @@
 """`factres serve` under load, against `factres run`; its memory against its cache budget.
 
     python benchmarks/serve.py [--clients 8] [--rounds 3] [--cache-mb 128] [--conversations 50]
+                                [--questions 4000] [--skip load rss size questions]
 
 Every ratio comes from one run of this script. The server runs as `factres serve` in a process
 of its own on a loopback port. Every request is exactly what MemoryAgentBench's long-context
@@ -57,6 +58,13 @@ run's.
   size       the cache's estimate of a memory (resolver/serve/cache.py, with the memory
              part's text the cache keeps as its key) against tracemalloc, for each context
              fed as the harness sends it, after 200 questions.
+  questions  --questions distinct questions of about 990 characters (seeded: "Who is Tim Cook
+             employed by", then words of the facts and made-up words, "?") asked one after
+             another over one cached 3-fact conversation, to a fresh server with a cache
+             budget of 8 MiB: its resident memory after the conversation's memory was built
+             and 10 questions, then every 1,000 questions (audit E, E22: 30,000 questions
+             grew it from 35 to 335 MiB while the cache counted 2 MiB). Target: it grows by
+             at most 15 MB (15,000,000 bytes) over 4,000 questions.
 
 Exits 1 when a target is missed."""
 from __future__ import annotations
@@ -608,6 +616,71 @@ def bench_rss(ctx, clients: int, cache_mb: float, conversations: int, headers: d
     return ok, lines
 
 
+# ---- resident memory over questions --------------------------------------------------------------
+QUESTIONS_FACTS = ("Here is a list of facts:\n0. Tim Cook is employed by Apple.\n"
+                   "1. Tim Cook is employed by Google.\n"
+                   "2. Paris is located in the country of France.\n")
+QUESTION_WORDS = ("Tim", "Cook", "employed", "Apple", "Google", "Paris", "France", "the", "of",
+                  "is", "who", "what", "capital", "country", "city", "born", "located", "author")
+GROWTH_TARGET = 15_000_000        # bytes over 4,000 questions (audit E, E22)
+
+
+def long_questions(count: int, seed: int = 0) -> list[str]:
+    """`count` distinct questions of 990 characters: the fact's question, then words of the
+    facts and made-up words (seeded), then "?"."""
+    rng = random.Random(seed)
+    out, seen = [], set()
+    while len(out) < count:
+        words = ["Who is Tim Cook employed by"]
+        while sum(len(w) + 1 for w in words) < 990:
+            if rng.random() < 0.5:
+                words.append(rng.choice(QUESTION_WORDS))
+            else:
+                words.append("".join(rng.choice("abcdefghijklmnopqrstuvwxyz")
+                                     for _ in range(rng.randint(3, 9))))
+        question = " ".join(words)[:989] + "?"
+        if question not in seen:
+            seen.add(question)
+            out.append(question)
+    return out
+
+
+def bench_questions(count: int, headers: dict) -> tuple[bool, list[str]]:
+    questions = long_questions(count + 10)
+    server = Server(cache_mb=8)
+    lines = []
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=600)
+        for question in questions[:10]:            # the memory built, the code paths run
+            timed_post(conn, request_body(QUESTIONS_FACTS, question), headers)
+        start = server.rss()
+        marks = [f"start {start / 1e6:.1f} MB"]
+        began = time.perf_counter()
+        for i, question in enumerate(questions[10:], 1):
+            _, answer, _ = timed_post(conn, request_body(QUESTIONS_FACTS, question), headers)
+            if answer != "Google":
+                raise SystemExit(f"questions: question {i} answered {answer!r}, not 'Google'")
+            if i % 1000 == 0 or i == count:
+                marks.append(f"{i}: {(server.rss() - start) / 1e6:+.1f} MB")
+        seconds = time.perf_counter() - began
+        conn.close()
+        end = server.rss()
+        cache = server.cache()
+    finally:
+        server.stop()
+    growth = end - start
+    target = GROWTH_TARGET * count / 4000
+    ok = growth <= target
+    lines.append(f"questions {count} distinct questions of 990 characters over one 3-fact "
+                 f"conversation, --cache-mb 8, {seconds:.0f} s, every answer 'Google': rss "
+                 + ", ".join(marks))
+    lines.append(f"questions grew the server by {growth / 1e6:.1f} MB (target <= "
+                 f"{target / 1e6:.1f} MB){'' if ok else ' MISSED'}; the cache counts "
+                 f"{cache['estimated_bytes'] / 1e6:.1f} MB in {cache['memories']} memory, "
+                 f"{cache['hits']} hits, {cache['misses']} miss(es)")
+    return ok, lines
+
+
 # ---- the cache's estimate ------------------------------------------------------------------------
 def bench_size(ctx) -> list[str]:
     lines = []
@@ -645,7 +718,10 @@ def main(argv=None) -> int:
                     "(fresh server each); the least p50 is reported")
     ap.add_argument("--cache-mb", type=float, default=128)
     ap.add_argument("--conversations", type=int, default=50)
-    ap.add_argument("--skip", nargs="*", default=(), choices=("load", "rss", "size"))
+    ap.add_argument("--questions", type=int, default=4000,
+                    help="distinct long questions over one conversation (the questions part)")
+    ap.add_argument("--skip", nargs="*", default=(),
+                    choices=("load", "rss", "size", "questions"))
     args = ap.parse_args(argv)
     ctx = contexts()
     memories = {size: memory_text(context) for size, (context, _) in ctx.items()}
@@ -663,6 +739,10 @@ def main(argv=None) -> int:
         print("\n".join(lines), flush=True)
     if "size" not in args.skip:
         print("\n".join(bench_size(ctx)), flush=True)
+    if "questions" not in args.skip:
+        good, lines = bench_questions(args.questions, headers)
+        ok &= good
+        print("\n".join(lines), flush=True)
     return 0 if ok else 1
 
 

@@ -252,7 +252,6 @@ def _base(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=1 << 14)
 @lru_cache(maxsize=1 << 16)      # the search asks it of every cue span of every path
 def restates(words: tuple[str, ...], relation: str) -> bool:
     """Whether question words say nothing but `relation` again: each content word (function

@@ -51,6 +51,14 @@ def _match(cue: tuple[str, ...], tokens: tuple[str, ...], at: int) -> bool:
     return True
 
 
+# Memos of what questions read, bounded (audit E, E22: a server asked 4,000 distinct questions of
+# ~1,000 characters grew by 80 MB, a reading of such a question holding ~20 kB). A store keeps
+# the READINGS_KEPT latest readings: a run reads each of a context's 200 questions when it
+# compiles the plans and again when it searches them, a memory once per query. TOKENS_KEPT
+# bounds the tokens whose cues are looked up.
+READINGS_KEPT = 256
+TOKENS_KEPT = 1 << 15
+
 # One cue of the lexicon, numbered in the order the spans of a question are listed: relations
 # by name, then each relation's cues in the lexicon's order (longest first).
 _Cue = tuple[int, str, tuple[str, ...], float, str]    # (order, relation, words, weight, text)
@@ -78,17 +86,23 @@ class _CueIndex:
                 else:
                     self.exact.setdefault(first, []).append(cue)
         # token -> the cues whose first word it fits, in cue order (a question's vocabulary is
-        # small and recurs, so each token is looked up once)
+        # small and recurs, so each token is looked up once). Bounded: a server asked questions
+        # of made-up words met new tokens without end (audit E, E22); emptied when full, and
+        # the many tokens that start only the "*" cues share one tuple.
         self._starting: dict[str, tuple[_Cue, ...]] = {}
+        self._only_anywhere = tuple(sorted(self.anywhere))
 
     def starting(self, token: str) -> tuple[_Cue, ...]:
         found = self._starting.get(token)
         if found is None:
-            fits = list(self.exact.get(token, ())) + self.anywhere
+            fits = list(self.exact.get(token, ()))
             for prefix, cues_ in self.prefixed.items():
                 if token.startswith(prefix):
                     fits += cues_
-            found = self._starting[token] = tuple(sorted(fits))
+            found = tuple(sorted(fits + self.anywhere)) if fits else self._only_anywhere
+            if len(self._starting) >= TOKENS_KEPT:
+                self._starting.clear()
+            self._starting[token] = found
         return found
 
 
@@ -97,7 +111,7 @@ def _cue_index() -> _CueIndex:
     return _CueIndex(cues())
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=READINGS_KEPT)
 def _cue_spans(tokens: tuple[str, ...]) -> tuple[CueSpan, ...]:
     """Every cue of every relation matched at every position, in the order relation (by name),
     cue (the lexicon's order), position: a cue is tried only where its first word fits."""
@@ -123,6 +137,8 @@ def read(text: str, store: FactStore) -> Reading:
     key = ("reading", text)
     found = memo.get(key)
     if found is None:
+        if len(memo) >= READINGS_KEPT:
+            del memo[next(iter(memo))]          # the oldest reading
         found = memo[key] = _read(text, store)
     return found
 

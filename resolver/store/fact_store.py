@@ -305,7 +305,8 @@ class FactStore:
     def name_cache(self) -> dict:
         """A dict in which the stages above keep what they read from the store's names only
         (the reading of a question: the entities it names), emptied when a fact is added.
-        Ledger operations leave it: they change no name."""
+        Ledger operations leave it: they change no name. Its users bound what they keep in it
+        (`plan.question.read` keeps the latest READINGS_KEPT readings)."""
         return self._name_reads
 
     def history(self, entity: str, relation: str | None = None
