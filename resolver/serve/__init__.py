@@ -3,8 +3,10 @@
 through the OpenAI API evaluates factres with no adapter code.
 
 `config` (`ServeConfig`: where to bind, the key, the body limit, the model names, the cache
-budget), `request` (the request body read and checked), `conversation` (a conversation split
-into its memory part and its question, the memory's cache key, the memory built from it),
+budget, the bounds on slow clients), `body` (the request body read within its size and time
+limits), `request` (the request body checked), `question` (the question found in the last
+user message), `conversation` (a conversation split into its memory part and its question, the
+memory's cache key, the memory built from it),
 `cache` (`MemoryCache`: memories by key, least recently used out, bounded by an estimate of
 their resident bytes), `reply` (the `chat.completion` object, its streamed chunks and the
 `factres` field), `api_errors` (OpenAI's error objects), `app` (`create_app(config)`, the

@@ -1,17 +1,10 @@
 """A conversation split into its memory part and its question, the memory's key, and the
 `Memory` built from the memory part.
 
-The question is the one asked at the end of the last user message: inside the harness's
-instruction prompt when the message holds one (`harness.prompt_start`: the text from the
-prompt's opening on), else, when the message ends with "?" (a trailing "Answer:" cue left
-aside) or its last "?" is followed by text holding no numbered fact ("...? Answer briefly."),
-the question sentence up to that "?": on its line (or two lines, when it runs over them), after
-the line's last numbered fact, from the last sentence end before which a complete sentence
-stands (`_complete`: a name holding ". ", "St. Kitts", "Part 1. What Lies Beneath", stays in
-the question), in either case, a "Question:" label left out; a sentence ends at ".", "!" or
-"?" and a blank, or at a line break, so a last fact written without its full stop stays memory;
-else the whole message. A question longer than `factres run` reads (MAX_QUESTION characters) is
-the client's error: the server refuses it before any memory is built. Everything else, in every
+The question is found in the last user message (question.py: inside the harness's instruction
+prompt, else the last question sentence or line that asks after the facts, else one before
+them, else none). A question longer than `factres run` reads (MAX_QUESTION characters) is the
+client's error: the server refuses it before any memory is built. Everything else, in every
 message and in any layout, is the memory part: the harness's single user message (memorize
 frames joined by line breaks, then the prompt), or one message per chunk with assistant
 acknowledgements between, or a system message holding the context.
@@ -27,17 +20,19 @@ memory took 1.1 ms hashed, 0.37 ms compared (benchmarks/serve.py, Server-Timing'
 memory). The key a reply shows (`Conversation.key`, "sha256:<hex>" of the memory part) is
 computed once, when the memory is built.
 
-Building the memory: a message holding no serial ("<digits>. ") holds no facts (a system
-prompt, an acknowledgement, an instruction) and is passed over whole, counted by role; the
-others are fed to one `Memory` in order, joined by one space, as the harness joins the
-sentences of a chunk (its chunks end at sentence ends, and a frame or a line break around a
-message's text is the reader's to pass over). So a fact cut across two chunk messages comes
-back whole; a message of a chunk that holds no serial at all ("Louis." alone) would be passed
-over, which the harness's chunks of 4,096 tokens never are. Inside the fed text, a piece that
-fits no template and holds no serial is text too (counted as passed over, "text"); a fact-like
-piece that did not parse, a duplicate serial, a serial out of order and a serial above 2^63 - 1
-are reported. The memory part is the whole text: once it is fed, the memory is flushed (its
-last fact committed for good), and the questions then asked never change it."""
+Building the memory: which messages are fed is `memory_messages`' rule (a message holding a
+serial; a system message only when no other does; a user message between two holding serials,
+or continuing a fact left open); the others (a system prompt, an acknowledgement, an
+instruction) are passed over whole, counted by role. The fed messages go to one `Memory` in
+order, joined by one space, as the harness joins the sentences of a chunk (its chunks end at
+sentence ends, and a frame or a line break around a message's text is the reader's to pass
+over), so a fact cut across chunk messages comes back whole, however small the chunks. Inside
+the fed text, a piece that fits no template and holds no serial is text too (counted as passed
+over, "text"); a fact-like piece that did not parse, a duplicate serial, a serial out of order
+and a serial above 2^63 - 1 are reported (the first REPORTS_SHOWN, their texts cut to 200
+characters as `factres parse` cuts them). The memory part is the whole text: once it is fed,
+the memory is flushed (its last fact committed for good), and the questions then asked never
+change it."""
 from __future__ import annotations
 
 import bisect
