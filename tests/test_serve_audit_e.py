@@ -276,6 +276,21 @@ def test_e20_small_chunks_of_the_32k_context_keep_every_fact(server, synthetic_3
         assert reply.model_extra["factres"]["memory"]["facts"] == 2310
 
 
+def test_e20_an_instruction_message_between_fact_messages_is_passed_over(server):
+    messages = [{"role": "user", "content": "0. Tim Cook is employed by Google."},
+                {"role": "user", "content": "Please remember these too."},
+                {"role": "user", "content": "1. Joe Biden was born in the city of St."},
+                {"role": "user", "content": "Louis."},
+                {"role": "user", "content": "2. Paris is located in the country of France."},
+                {"role": "user", "content": "Thanks."},
+                {"role": "user", "content": QUESTION}]
+    extra = ask(server, messages).model_extra["factres"]
+    assert extra["text"] == "Google"            # not "Google. Please remember these too"
+    assert extra["memory"]["messages_passed_over"] == {"user": 2}
+    assert ask(server, messages[:-1] + user("Which city was Joe Biden born in?")
+               ).choices[0].message.content == "St. Louis"
+
+
 # ---- E19: report texts cut as `factres parse` cuts them ---------------------------------------
 def test_e19_report_texts_in_a_reply_are_cut_to_200_characters(server):
     lines = [f"{n}. " + "this line fits no template " * 20_000 for n in (2, 3, 4)]
@@ -455,26 +470,48 @@ def test_e27_an_idle_connection_is_closed_after_the_keep_alive():
 
 
 # ---- E25: the cache's counts agree with the replies -------------------------------------------
-def test_e25_concurrent_requests_for_a_new_conversation_are_counted_as_the_replies_say(dev):
+def test_e25_concurrent_requests_for_a_new_conversation_are_counted_as_the_replies_say(
+        dev, monkeypatch):
+    from resolver.serve import app, cache
     _, haystack, _, _ = dev
     context = "\n".join(harness.frame_chunk(c) for c in harness.chunk_context(haystack.text))
     messages = user(context + "\n" + harness.prompt(QUESTION))
+    # the memory is built only once all 16 requests found it missing from the cache, so 15 of
+    # them wait for the one building it (whatever the machine's speed)
+    missed, everyone_missed = [], threading.Event()
+    lookup, remember = cache.MemoryCache.lookup, app.remember
+
+    def counted_lookup(self, key):
+        found = lookup(self, key)
+        if found is None:
+            missed.append(key)
+            if len(missed) == 16:
+                everyone_missed.set()
+        return found
+
+    def gated_remember(*args, **kwargs):
+        everyone_missed.wait(60)
+        return remember(*args, **kwargs)
+
+    monkeypatch.setattr(cache.MemoryCache, "lookup", counted_lookup)
+    monkeypatch.setattr(app, "remember", gated_remember)
     with serving(ServeConfig(port=0)) as url:
+        clients = [client(url) for _ in range(16)]
         flags: list[bool] = []
-        gate = threading.Barrier(16)
 
-        def one() -> None:
-            gate.wait()
-            flags.append(ask(url, messages).model_extra["factres"]["memory"]["cached"])
+        def one(api: OpenAI) -> None:
+            reply = api.chat.completions.create(model="m", messages=messages, max_tokens=10)
+            flags.append(reply.model_extra["factres"]["memory"]["cached"])
 
-        threads = [threading.Thread(target=one) for _ in range(16)]
+        threads = [threading.Thread(target=one, args=(api,)) for api in clients]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         stats = client(url).models.list().model_extra["factres"]["cache"]
-    assert len(flags) == 16 and flags.count(False) == 1
-    assert (stats["hits"], stats["misses"]) == (flags.count(True), flags.count(False))
+    assert everyone_missed.is_set() and len(flags) == 16 and flags.count(False) == 1
+    # were: hits 0, misses 1, while 15 replies said cached
+    assert (stats["hits"], stats["misses"]) == (15, 1)
 
 
 # ---- E36: abstentions, asked by the server or by a request --------------------------------------

@@ -48,8 +48,9 @@ from resolver.errors import clip
 from resolver.mab import harness
 from resolver.memory.memory import Memory
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, Report
-from resolver.serve.question import LAST_SENTENCE, find_question
+from resolver.serve.question import ABBREVIATION, LAST_SENTENCE, find_question
 from resolver.serve.request import Message
+from resolver.text.facts import reads_as_fact
 
 TEXT = "text"                       # passed over: a piece that fits no template, no serial in it
 REPORTS_SHOWN = 20                  # reports a reply lists (all are counted)
@@ -57,10 +58,10 @@ _SERIAL_LIKE = re.compile(r"\d\. ")
 # A message holding facts: a serial followed by a blank or the message's end ("... London. 1.",
 # a harness's small chunk, ends with the next fact's serial).
 _HOLDS_SERIAL = re.compile(r"\d\.(?:\s|\Z)")
-# A message ending with a serial whose fact is still to come (in a memorize frame: before its
-# acknowledgement).
-_OPEN_SERIAL = re.compile(r"(?:\A|\s)\d+\.\s*(?:" + re.escape(harness.FRAME_ACKNOWLEDGEMENT)
-                          + r"\s*)?\Z")
+# A serial in a message's text, as the reader takes one: digits and a full stop, after a blank
+# (or at the start) and before one (or at the end).
+_SERIAL_END = re.compile(r"(?:\A|(?<=\s))\d+\.(?=\s|\Z)")
+MAX_FACT = 2000                     # characters of a fact's text a serial-less message may end
 # Roles whose messages instruct: memory only when no other message holds facts (E11).
 INSTRUCTING = ("system", "developer")
 _NONBLANK = re.compile(r"\S")
@@ -290,21 +291,47 @@ def memory_messages(messages: tuple[Message, ...]) -> list[bool]:
     A message holding a serial ("12. ", or "12." at its end) is fed; a system (or developer)
     message only when no other message holds one (E11: a system prompt's worked example,
     "0. Tim Cook is employed by Acme.", took the context's serials 0 and 1). A user message
-    holding none is fed when it lies between two messages holding one, or continues a fact that
-    the user message fed before it leaves open (it ends with a serial): a harness's small chunks
-    ("... London. 1." | "The chairperson of Fatah is Mahmoud Abbas." | ...) are one text (E20).
-    Every other message (an acknowledgement, an instruction) is passed over whole."""
+    holding none is fed when the text fed before it ends inside a fact: after a serial whose
+    fact is still to come, or in a fact's text that does not read as a fact yet: a harness's
+    small chunks ("... London. 1." | "The chairperson of Fatah is Mahmoud Abbas." | ...) are
+    one text (E20). Every other message (an acknowledgement, an instruction, between facts or
+    not) is passed over whole."""
     holds = [bool(_HOLDS_SERIAL.search(m.text)) for m in messages]
-    context = [i for i, m in enumerate(messages) if holds[i] and m.role not in INSTRUCTING]
-    if not context:                   # only a system message holds facts: it is the memory
-        return holds
-    first, last = context[0], context[-1]
-    read = [holds[i] and m.role not in INSTRUCTING for i, m in enumerate(messages)]
-    open_ = False                     # the last user message fed ends with a serial
-    for i, m in enumerate(messages):
-        if m.role != "user":
-            continue
-        read[i] = read[i] or first < i < last or (i > last and open_)
-        if read[i]:
-            open_ = bool(_OPEN_SERIAL.search(m.text))
+    if not any(h and m.role not in INSTRUCTING for h, m in zip(holds, messages)):
+        return holds                  # only a system message holds facts: it is the memory
+    read, tail = [], None             # the fed text since its last serial (None: none yet)
+    for held, m in zip(holds, messages):
+        fed = m.role not in INSTRUCTING and (
+            held or (m.role == "user" and tail is not None and _inside_fact(tail)))
+        read.append(fed)
+        if fed:
+            chunk = _chunk(m.text)
+            serial = None
+            for serial in _SERIAL_END.finditer(chunk):
+                pass
+            tail = chunk[serial.end():] if serial else (tail or "") + " " + chunk
     return read
+
+
+def _inside_fact(tail: str) -> bool:
+    """Whether text fed after the last serial ends inside that serial's fact: nothing yet,
+    text that does not read as a fact, or a fact ending at an initial or an abbreviation
+    ("... is married to S." | "W. R. D. Bandaranaike.": the harness cuts a sentence there). A
+    fact longer than MAX_FACT is not waited for."""
+    tail = tail.strip()
+    if not tail:
+        return True
+    if len(tail) > MAX_FACT:
+        return False
+    last = tail.split()[-1]
+    return (last.endswith(".") and bool(ABBREVIATION.match(last[:-1]))) \
+        or not reads_as_fact("0. " + tail)
+
+
+def _chunk(text: str) -> str:
+    """A message's text without a memorize frame around it."""
+    text = text.strip()
+    if text.endswith(harness.FRAME_ACKNOWLEDGEMENT):
+        text = text[:-len(harness.FRAME_ACKNOWLEDGEMENT)]
+    at = text.find(harness.FRAME_INSTRUCTION)
+    return text[at + len(harness.FRAME_INSTRUCTION):] if at >= 0 else text

@@ -59,7 +59,7 @@ _IMPERATIVE = re.compile(r"(?:Name|Identify|Give|Tell|List|Find|State)\b", re.IG
 QUESTION_LINES = 8                  # the last non-blank lines searched for a line that asks
 # A word that ends no sentence: an abbreviation ("St.", "Mt.", "Inc."), an initial ("L."), a
 # dotted one ("D.C.").
-_ABBREVIATION = re.compile(r"(?:[A-Z][a-z]?|Mrs|Inc|Ltd|Sgt|Gen|Gov|Sen|Rev|Vol|Ave|Corp|"
+ABBREVIATION = re.compile(r"(?:[A-Z][a-z]?|Mrs|Inc|Ltd|Sgt|Gen|Gov|Sen|Rev|Vol|Ave|Corp|"
                            r"Capt|Prof|Bros|Dept|Univ|Blvd|(?:[A-Za-z]\.)+[A-Za-z])\Z")
 
 
@@ -264,7 +264,7 @@ def _complete(sentence: str, asks: bool = True) -> bool:
     if len(words) < 2:
         return False
     last = words[-1]
-    if _ABBREVIATION.match(last) or (last.isdigit() and words[-2][:1].isupper()):
+    if ABBREVIATION.match(last) or (last.isdigit() and words[-2][:1].isupper()):
         return False
     label = harness.QUESTION_LABEL.match(sentence)
     return not (asks and _INTERROGATIVE.match(sentence, label.end() if label else 0)
