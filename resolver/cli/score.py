@@ -16,8 +16,9 @@ from resolver.mab.result_files import FIELDS, FORMATS, parse_field_map
 @data_option(help_text="Rows holding the questions and the gold the predictions are scored "
              "against (.json, .jsonl, .parquet); repeat for several. Default: the bundled 6K "
              "dev rows.")
-@click.option("--name", help="The system's name: its row in the tables. Default: the harness "
-                             "files' agent_config.agent_name, else the first file's name.")
+@click.option("--name", help="The system's name: its row in the tables, and the run id when "
+                             "--run-id is not given. Default: the harness files' "
+                             "agent_config.agent_name, else the first file's name.")
 @click.option("--field", "field_pairs", multiple=True, metavar="FIELD=NAME",
               help=f"Which key of a JSONL, CSV or JSON record holds FIELD ({', '.join(FIELDS)}); "
                    "repeatable. Defaults: qa_pair_id or qid, prediction or output, gold, golds "
@@ -26,8 +27,9 @@ from resolver.mab.result_files import FIELDS, FORMATS, parse_field_map
 @click.option("--format", "fmt", type=click.Choice(FORMATS),
               help="The files' format. Default: detected (a .json object with 'data' is the "
                    "harness's, a .json list generic records; .jsonl; .csv).")
-@click.option("--run-id", help="Name of the run folder (must be new). Default: "
-                               "imported-<system>-<sizes>-<hash>, suffixed -2, -3... if taken.")
+@click.option("--run-id", help="Name of the run folder (must be new, and not a committed "
+                               "run's). Default: --name, else imported-<system>-<sizes>-<hash>; "
+                               "suffixed -2, -3... if taken.")
 @results_dir_option("Where run folders go")
 @library_errors
 def score_command(files, data, name, field_pairs, fmt, run_id, results_dir) -> None:

@@ -46,7 +46,7 @@ from resolver.results.result_schema import (
 from resolver.run import run_folder
 from resolver.run.identity import git_state, package_versions, source_hashes
 from resolver.run.protocol import DEV_SIZES, TEST_SIZES
-from resolver.run.run_folder import check_run_id
+from resolver.run.run_folder import RUN_ID, check_run_id
 from resolver.run.runs import Run, unparsed_record
 from resolver.search.resolve import Prediction
 
@@ -287,8 +287,11 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
                 "scoring_sha256": source_hashes(SCORING_FILES)}
     config_sha = sha256_bytes(dumps(identity))
     sizes = sorted({q.size for q in joined.questions}, key=scoring.size_order)
-    claimed = run_folder.claim(root, run_id,
-                               f"imported-{_slug(system)}-{'-'.join(sizes)}-{config_sha[:8]}")
+    # --name is the id a user will type next (`factres tables NAME`): the default id then, made
+    # unique with -2, -3 like any default; without it the id says what and which data
+    base = (name if RUN_ID.match(name) else _slug(name)) if name is not None else \
+        f"imported-{_slug(system)}-{'-'.join(sizes)}-{config_sha[:8]}"
+    claimed = run_folder.claim(root, run_id, base)
     run_id = claimed.run_id
 
     metrics = {"schema": METRICS_SCHEMA, "run_id": run_id, "split": split, "scored": True,

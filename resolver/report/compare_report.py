@@ -43,9 +43,19 @@ def points(x: float) -> str:
     return f"{round(100 * x, 1) + 0.0:+.1f}"    # + 0.0: no "-0.0"
 
 
+P_FLOOR = 1e-4
+P_BELOW, P_BELOW_TEX = "< 10^-4", r"$<10^{-4}$"
+
+
 def p_text(p: float) -> str:
-    """A p value: four decimals, or two significant digits below 0.0001."""
-    return f"{p:.4f}" if p >= 0.0001 else f"{p:.1e}"
+    """A p value, written one way: four decimals, or "< 10^-4" below 0.0001 (the JSON keeps
+    the value as computed)."""
+    return f"{p:.4f}" if p >= P_FLOOR else P_BELOW
+
+
+def p_cell(p: float) -> Cell:
+    """A p value as a table cell: in LaTeX, below 10^-4 in math ($<10^{-4}$)."""
+    return Cell(p_text(p), own=True, tex=P_BELOW_TEX if p < P_FLOOR else "")
 
 
 def _label(row: Row) -> str:
@@ -59,10 +69,9 @@ def _cells(pair: Pair, row: Row) -> tuple[Cell, ...]:
     mark = ABSTAINS if pair.b.abstain_below else ""
     # the names are user text; the figures (an interval in brackets) factres's own
     figures = (str(row.n), pct(row.em_a), pct(row.em_b), points(row.difference),
-               f"[{points(row.ci[0])}, {points(row.ci[1])}]", str(row.a_only), str(row.b_only),
-               p_text(row.p))
-    return (Cell(pair.b.name, mark=mark), Cell(_label(row))) + tuple(Cell(f, own=True)
-                                                                     for f in figures)
+               f"[{points(row.ci[0])}, {points(row.ci[1])}]", str(row.a_only), str(row.b_only))
+    return (Cell(pair.b.name, mark=mark), Cell(_label(row))) \
+        + tuple(Cell(f, own=True) for f in figures) + (p_cell(row.p),)
 
 
 # ---- what the table says in words -------------------------------------------------------------

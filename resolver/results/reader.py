@@ -41,12 +41,20 @@ schema; nothing above. The loader and the search records are imported where they
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from resolver.errors import FEW, FactresError, ForeignFolderError, InputError, first_few
+from resolver.errors import (
+    FEW,
+    FactresError,
+    FactresNote,
+    ForeignFolderError,
+    InputError,
+    first_few,
+)
 from resolver.results import derived
 from resolver.results import result_schema as schema
 from resolver.results.result_schema import (
@@ -150,9 +158,14 @@ def locate(ref: str, results_dir: str | Path | None = None, what: str = "run",
         raise InputError(f"no {what if what == 'folder' else what + ' folder'} {str(ref)!r}",
                          expected=LOOKUP)
     roots = lookup_roots(results_dir)
-    for root in roots:
-        if (root / str(ref)).is_dir():
-            return root / str(ref)
+    found = [root / str(ref) for root in roots if (root / str(ref)).is_dir()]
+    if len(found) > 1:
+        # a folder made before new folders were kept from taking committed names (or copied
+        # in by hand) hides the committed one: which one is read is said, never left silent
+        warnings.warn(FactresNote(f"{ref} is in {found[0].parent}/ and in the committed "
+                                  f"{found[1].parent}/: read {found[0]}"), stacklevel=2)
+    if found:
+        return found[0]
     raise unknown(str(ref), roots, what=what, runs_only=runs_only)
 
 
@@ -248,7 +261,7 @@ def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
         ForeignFolderError: a meta.json another tool wrote (an `InputError`).
     """
     path = find_run(ref, results_dir)
-    meta = _read_meta(path)
+    meta = read_meta(path)
     imported = run_kind(meta) == IMPORTED_KIND
     metrics = read_json(path / METRICS_FILE, schema.MetricsJson)
     rows, lines = read_jsonl_lines(path / PREDICTIONS_FILE, schema.ImportedPredictionRow
@@ -264,7 +277,9 @@ def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
     return run
 
 
-def _read_meta(path: Path) -> dict:
+def read_meta(path: Path) -> dict:
+    """A run folder's meta.json, validated against its schema (a resolver run's or an imported
+    run's); another tool's meta.json is a ForeignFolderError."""
     file = path / META_FILE
     meta = loads(file.read_bytes(), path=str(file))
     if isinstance(meta, dict) and meta.get("schema") not in RUN_SCHEMAS:
