@@ -855,14 +855,18 @@ def _run_stale(row: dict | None) -> Cell:
     return Cell(pct(row["stale_rate"]), f"({row['stale']}/{row['stale_eligible']})")
 
 
-def run_reference_row(folder: Folder) -> tuple[Cell, ...] | None:
-    """A score run's mab-ref row: EM per size and its stale rate with stale/eligible, beside
-    the published figures; None when it has no FactConsolidation source."""
+def run_reference_row(folder: Folder, label: str | None = None) -> tuple[Cell, ...] | None:
+    """A score run's mab-ref row, named `label` (else its label, `label_of`, which says its
+    reader): EM per size and its stale rate with stale/eligible, beside the published
+    figures; None when it has no FactConsolidation source."""
     found = fc_cells(folder.data["metrics"])
     if found is None:
         return None
     cells, pooled = found
-    name, mode, reader, _ = run_label(folder)
+    name, mode, _, _ = run_label(folder)
+    name = Cell(label or label_of(folder.data["meta"]),
+                mark=name.mark if mode == IMPORTED else "")
+    reader = DASH                     # the label names it
     protocol = IMPORTED_PROTOCOL if mode == IMPORTED else FACTRES_PROTOCOL
     if abstention(folder.data["meta"]):
         # its EM counts the questions it abstained from as wrong: marked as mab-fc marks it,
@@ -951,8 +955,9 @@ def _reference_notes(refs: References, runs: list[tuple[Cell, ...]], compared: b
     return foot
 
 
-def ref_table(path: str | Path | None = None,
-              folders: Sequence[Folder] = ()) -> Table | None:
+def ref_table(path: str | Path | None = None, folders: Sequence[Folder] = (),
+              labels: dict[str, str] | None = None,
+              notes: list[str] | None = None) -> Table | None:
     """The published figures, one group per protocol (in the file's order), then the score runs
     given (one row each, after a rule), their stale rates beside the published ones. None when
     the file has no entry: runs alone are no reference table."""
@@ -961,8 +966,14 @@ def ref_table(path: str | Path | None = None,
         return None
     compared = compared_with_transcription(refs, path)
     runs, used, abstained = [], [], []
+    named, _ = run_labels(list(folders), labels)
     for folder in folders:
-        row = run_reference_row(folder)
+        if not folder.data["metrics"].get("scored", True):
+            # a test run's EM was never computed: a row of "unscored" compares nothing
+            if notes is not None:
+                notes.append(f"mab-ref: {folder.name} left out: unscored (a test run)")
+            continue
+        row = run_reference_row(folder, named.get(folder.name))
         if row is not None:
             runs.append(row)
             used.append(folder.name)
@@ -995,14 +1006,14 @@ def ref_table(path: str | Path | None = None,
     groups = [tuple(tuple(row[i] for i in keep) for row in group) for group in groups]
     dropped = [f"{_span_of(spans, i)} {headers[i]}".strip() for i in range(len(headers))
                if i not in keep]
-    notes = _reference_notes(refs, runs, compared, abstained)
+    foot = _reference_notes(refs, runs, compared, abstained)
     if dropped:
-        notes.append(f"Columns no row fills are left out: {', '.join(dropped)}.")
+        foot.append(f"Columns no row fills are left out: {', '.join(dropped)}.")
     figures = "r" * (len(keep) - 2)
     return Table("mab-ref", "Published reference points, FactConsolidation EM and stale rate "
                  "(%), grouped by protocol, with factres's runs",
                  tuple(headers[i] for i in keep), "l" + figures + "l", tuple(groups),
-                 tuple(kept_spans), tuple(notes), (shown, *used), group_titles=tuple(titles),
+                 tuple(kept_spans), tuple(foot), (shown, *used), group_titles=tuple(titles),
                  float="table*",
                  # names and sources wrap in columns of their own width: the figures fit
                  # the page's width beside them
@@ -1059,7 +1070,8 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
                                 "oracle ceiling folder (ceiling.json)",
                                 "make one with `factres oracle ceiling [--data ROWS]` (it writes "
                                 "<results>/oracle-ceiling-<sizes>/) and name it"),
-                "mab-ref": (lambda: ref_table(references, by_kind[SCORE]), "references entry",
+                "mab-ref": (lambda: ref_table(references, by_kind[SCORE], labels, notes),
+                            "references entry",
                             "see --references")}
     unknown = [n for n in names if n not in builders]
     if unknown:

@@ -12,6 +12,7 @@ are `%` comments at its top (HTML comments in Markdown).
 Percentages have one decimal; an unscored run shows "unscored", a missing figure an em dash."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -156,8 +157,11 @@ _MARKS = {"†": r"\dag", "‡": r"\ddag", "§": r"\S", "¶": r"\P",
           "↑": r"\ensuremath{\uparrow}", "↓": r"\ensuremath{\downarrow}"}
 
 
-def _tex_cell(cell: Cell, align: str) -> str:
+def _tex_cell(cell: Cell, align: str, wraps: bool = False) -> str:
     text = cell.tex or escape.latex(cell.text)
+    if wraps:
+        # a column that wraps may break a long name after its underscores too
+        text = text.replace(r"\_", r"\_\allowbreak{}")
     if cell.mark:
         text += (r"\textsuperscript{" + "".join(_MARKS.get(m, escape.latex(m)) for m in cell.mark)
                  + "}")
@@ -187,6 +191,10 @@ def latex_table(table: Table) -> str:
     `\\input{}` where the table goes: caption and label (`tab:<id>`), the tabular, and the notes
     as a footnote-size paragraph below it, which wraps at the float's width."""
     width = len(table.headers)
+    # which columns wrap (p{...} in tex_align): their cells may break after an underscore
+    wraps = [kind == "p" for kind in re.findall(
+        r"p(?=\{)|[lrc](?![^{]*\})", re.sub(r"[@>]\{(?:[^{}]|\{[^{}]*\})*\}", "",
+                                             table.tex_align))] or [False] * width
     out = [f"% {text}" for text in _comments(table, escape.latex_comment)]
     if out:
         out.append(r"% needs \usepackage{booktabs}" + (r" and \usepackage{array}"
@@ -223,7 +231,7 @@ def latex_table(table: Table) -> str:
             out.append(r"\multicolumn{" + str(width) + r"}{@{}l}{\textit{" + escape.latex(title)
                        + r"}} \\")
         for row in group:
-            line = " & ".join(_tex_cell(c, a) for c, a in zip(row, table.align))
+            line = " & ".join(_tex_cell(c, a, w) for c, a, w in zip(row, table.align, wraps))
             # `\\` and the rules before a row look past spaces and the line break for an
             # optional [<length>]: a row opening with "[" (a name) must not be read as one
             out.append(("{}" if line.lstrip().startswith("[") else "") + line + r" \\")
