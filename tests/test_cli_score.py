@@ -28,7 +28,7 @@ def test_score_the_harness_samples(results):
     (folder,) = results.iterdir()
     table = (folder / "table.md").read_text()
     assert result.stdout == f"{table}\nrun {folder.name} written to {folder}/\n"
-    assert table.splitlines()[2] == ("| factconsolidation_sh_6k | sh | "
+    assert table.splitlines()[2] == ("| factconsolidation_sh_6k | sh | imported | "
                                      "Long_context_agent_gemini-2.5-flash-lite | 100 | "
                                      "65.0 [55.0, 74.0] | 100.0 | 47.3 (35/74) |")
     assert result.stderr == (

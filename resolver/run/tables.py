@@ -370,7 +370,8 @@ def latex(rows: list[MetricsRow], abstained: tuple[str, int, int] | None = None,
 def score_table(meta: dict, rows: list[MetricsRow], fmt: str = "md") -> str:
     """A run folder's score table from its meta.json and metrics rows, as `factres run`,
     `factres score` and `factres table` print it and the folder's table.md/.tex hold it."""
-    return RENDERERS[fmt](rows, abstention(meta), run_mode(meta))
+    render = markdown if fmt == "md" else latex
+    return render(rows, abstention(meta), run_mode(meta))
 
 
 RENDERERS = {"md": markdown, "latex": latex}
