@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import resolver.hub as hub
 from resolver._version import __version__
 from resolver.errors import InputError, first_few, place
 from resolver.haystack import Dataset, Gold, Question, bundled_path, load, sha256_bytes
@@ -74,7 +75,7 @@ class Joined:
 
 def _rows_hint(dataset: Dataset) -> str:
     return f"the rows in --data ({', '.join(dataset.paths)}; sources: " \
-           f"{', '.join(dataset.sources) or 'none'})"
+           f"{', '.join(dataset.sources) or 'none'}); {hub.HINT}"
 
 
 def join(files: list[HarnessFile], dataset: Dataset) -> Joined:

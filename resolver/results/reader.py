@@ -47,6 +47,7 @@ from functools import cached_property
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
+import resolver.hub as hub
 from resolver.errors import (
     FEW,
     FactresError,
@@ -427,6 +428,8 @@ def locate_data(name: str, meta: dict, run_path: Path) -> str:
         raise InputError(f"meta.json records no sha256 for its data file {name}",
                          path=str(run_path / META_FILE),
                          expected="data_sha256 naming every file of data")
+    if hub.is_hub(name):
+        return name         # rows of the hub: their sha256 is checked once loaded (load_run_data)
     given = Path(name)
     recorded = given if given.is_absolute() else Path(meta.get("cwd") or ".") / given
     candidates = [recorded]
@@ -600,6 +603,14 @@ def _check_against_data(run: RunFolder) -> None:
         run.notes.append(f"{run.name}: meta.json names no data file: its questions and gold "
                          "are not compared with any data")
         return
+    remote = [p for p in paths if hub.is_hub(p)]
+    if remote:
+        # loading a dataset through the datasets library for every table is slow, and needs
+        # the hub or its cache: the commands that re-read the data check it (load_run_data)
+        run.notes.append(f"{run.name}: its questions and gold are compared with the rows of "
+                         f"{', '.join(remote)} only by the commands that load them (explain, "
+                         "the oracle)")
+        return
     questions: dict[str, tuple[str, tuple[str, ...] | None]] = {}
     found = []
     for name in paths:
@@ -639,6 +650,12 @@ def load_run_data(run: RunFolder) -> tuple[Dataset, Gold]:
         raise InputError("meta.json names no data files", path=str(run.path / META_FILE),
                          expected='a "data" list of haystack paths')
     dataset, gold = load([locate_data(p, run.meta, run.path) for p in paths])
+    for name in (p for p in paths if hub.is_hub(p)):
+        if dataset.files_sha256[name] != run.meta["data_sha256"][name]:
+            raise InputError(f"the rows of {name} have changed since the run: their sha256 is "
+                             f"{dataset.files_sha256[name]}, the run recorded "
+                             f"{run.meta['data_sha256'][name]}", path=str(run.path / META_FILE),
+                             expected="the data the run was made from")
     questions = {q.qid: q for q in dataset.questions}
     for row in run.predictions:
         question = questions.get(row["qid"])

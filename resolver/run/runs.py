@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+import resolver.hub as hub
 from resolver._version import __version__
 from resolver.errors import ArchiveError, InputError, LaneFailedError, UnparsedLinesError, clip
 from resolver.haystack import Dataset, Gold, load, sha256_bytes
@@ -250,7 +251,7 @@ def _check_split(config: RunConfig, dataset: Dataset, gold: Gold) -> Gold | None
         raise InputError(f"unknown split {config.split!r}", expected=" or ".join(SPLITS))
     if not dataset.questions:
         raise InputError("the data has no questions: nothing to resolve (a bare context?)",
-                         path=dataset.paths[0], expected="rows with questions")
+                         path=dataset.paths[0], expected=f"rows with questions; {hub.HINT}")
     if config.split == "test":
         return None          # the test split's gold is never read
     missing = [q.qid for q in dataset.questions if not gold[q.qid]]
