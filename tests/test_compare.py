@@ -127,7 +127,6 @@ def test_numbers_are_written_as_points_and_p_values():
 def test_the_markdown_report_word_for_word():
     result = invoke("compare", PLAIN, SEARCH, "--results-dir", RESULTS)
     assert result.exit_code == 0 and result.stderr == ""
-    flipped = ", ".join(f"{MH}_no{i}" for i in (19, 32, 73, 88, 91))
     assert result.stdout == f"""\
 - A (baseline): {PLAIN}: live:rules + live:lexicon, plain, 200 questions
 - B: {SEARCH}: live:rules + live:lexicon, search, 200 questions
@@ -156,7 +155,9 @@ questions summed over the sizes (each discordant question weighs the same).
 
 Flipped questions (A only: A right and B wrong; B only: B right and A wrong):
 
-- {SEARCH}, {MH}: B only (5): {flipped}; A only (0): none
+- {SEARCH}, {MH}: B only (5): {MH}_no19,
+  {MH}_no32, {MH}_no73, {MH}_no88,
+  {MH}_no91; A only (0): none
 """
 
 
@@ -203,8 +204,10 @@ def test_json_and_latex_carry_the_same_figures(tmp_path):
     assert (rf"{SEARCH} & factconsolidation\_mh\_6k & 100 & 89.0 & 94.0 & +5.0 & "
             r"[+1.0, +10.0] & 0 & 5 & 0.0625 \\") in tex
     assert tex.count(r"\begin{tabular}{llrrrrrrrr}") == 1 and r"\bottomrule" in tex
-    assert tex.endswith(f"% {SEARCH}, {MH}: B only (5): {', '.join(mh['b_only_ids'])}; "
-                        "A only (0): none\n")
+    # the flipped ids as comments, wrapped between ids
+    flat = " ".join(line[1:].strip() for line in tex.splitlines()[-3:])
+    assert flat.endswith(f"{SEARCH}, {MH}: B only (5): {', '.join(mh['b_only_ids'])}; "
+                         "A only (0): none")
 
 
 def test_the_report_is_deterministic():
@@ -399,3 +402,14 @@ def test_help_ends_with_an_example_that_runs():
     example = "factres compare dev-6k-plain-confidence dev-6k-search-confidence"
     assert text.endswith(f"Example: {example}")
     assert invoke(*example.split()[1:], "--results-dir", RESULTS).exit_code == 0
+
+
+def test_the_flipped_question_list_is_wrapped_between_ids():
+    """Issue 34, item 9: each run's and source's list is one list item, wrapped at 100
+    columns between ids (never inside one), its lines indented."""
+    result = invoke("compare", PLAIN, SEARCH)
+    tail = result.stdout.split("Flipped questions")[1].splitlines()[2:]
+    assert tail and all(len(line) <= 100 for line in tail)
+    assert tail[0].startswith("- ") and all(line.startswith("  ") for line in tail[1:])
+    ids = " ".join(line.strip() for line in tail).split()
+    assert "factconsolidation_mh_6k_no19," in ids

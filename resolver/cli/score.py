@@ -12,7 +12,7 @@ from resolver.mab.result_files import FIELDS, FORMATS, parse_field_map
 
 @click.command("score")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...",
-                type=click.Path(dir_okay=False))
+                type=click.Path())
 @data_option(help_text="Rows holding the questions and the gold the predictions are scored "
              "against (.json, .jsonl, .parquet); repeat for several. Default: the bundled 6K "
              "dev rows.")
@@ -37,8 +37,9 @@ def score_command(files, data, name, field_pairs, fmt, run_id, results_dir) -> N
     <results>/<run-id>/ (meta.json, predictions.jsonl, metrics.json, table.md, table.tex).
     <results> is --results-dir, else $FACTRES_RESULTS, else ./factres-results.
 
-    FILE is a MemoryAgentBench harness output (one per source) or a JSONL, CSV or JSON file of
-    records with a question id and a prediction. Records are joined to the rows by id; the
+    FILE is a MemoryAgentBench harness output (one per source), the harness's output folder
+    (every *_results.json under it), or a JSONL, CSV or JSON file of records with a question id
+    and a prediction. Records are joined to the rows by id; the
     rows' gold is scored, as the harness does (the better of the output and the text after its
     "Answer:"). Questions without a record count as unanswered and wrong and are listed; a gold
     or a score in a file that disagrees is reported, never used. Prints the score table.

@@ -234,6 +234,27 @@ def _prediction_rows(joined: Joined, predictions: list[Prediction], ems: list, s
     return rows, disagreements, missing, empty
 
 
+RESULT_FILES = "*_results.json"     # what the harness names its result files
+
+
+def harness_files(files) -> list[str]:
+    """The files to score: each file as given; a folder (the harness's output folder) stands
+    for every result file under it (`*_results.json`, at any depth, in path order)."""
+    paths: list[str] = []
+    for f in files:
+        folder = Path(f)
+        if not folder.is_dir():
+            paths.append(str(f))
+            continue
+        found = sorted(str(p) for p in folder.rglob(RESULT_FILES) if p.is_file())
+        if not found:
+            raise InputError(f"no MemoryAgentBench result file ({RESULT_FILES}) under the "
+                             "folder", path=str(f), expected="the harness's output folder, or "
+                             "prediction files")
+        paths += found
+    return paths
+
+
 def score_files(files, *, data=(), name: str | None = None, fields: dict[str, str] | None = None,
                 fmt: str | None = None, results: str | Path | None = None,
                 run_id: str | None = None) -> Run:
@@ -244,7 +265,7 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
     run_folder.ensure_writable(root)          # before any file is read or scored
     if not files:
         raise InputError("no prediction files given", expected="one file per source or more")
-    paths = [str(f) for f in files]
+    paths = harness_files(files)
     if len(set(paths)) != len(paths):
         raise InputError("a file is named twice", path=next(p for p in paths
                                                              if paths.count(p) > 1))

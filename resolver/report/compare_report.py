@@ -169,13 +169,26 @@ def markdown(comparison: Comparison) -> str:
     text += "\n" + markdown_table(table(comparison))
     text += ("\nFlipped questions (A only: A right and B wrong; B only: B right and A wrong):"
              "\n\n")
-    text += "".join(f"- {line}\n" for line in flips(comparison, escape.markdown))
+    # a list item per run and source, wrapped (an id list runs long): its lines go on indented
+    text += "".join(_wrapped(f"- {line}", "  ") for line in flips(comparison, escape.markdown))
     return text
+
+
+WIDTH = 100
+
+
+def _wrapped(text: str, indent: str, first: str = "") -> str:
+    """`text` wrapped at WIDTH columns, between words only (ids are never cut), each line
+    after the first indented; `first` opens every line (a `%` comment's mark)."""
+    import textwrap
+    lines = textwrap.wrap(text, WIDTH - len(first), subsequent_indent=indent,
+                          break_long_words=False, break_on_hyphens=False) or [""]
+    return "".join(f"{first}{line}\n" for line in lines)
 
 
 def latex(comparison: Comparison) -> str:
     def comment(lines: list[str]) -> str:
-        return "".join(f"% {escape.latex_comment(line)}\n" for line in lines)
+        return "".join(_wrapped(escape.latex_comment(line), "  ", "% ") for line in lines)
     head = comment(["factres compare: EM of each run B against the baseline A, question by "
                     "question", *_runs(comparison, str), r"needs \usepackage{booktabs}"])
     tail = comment(["flipped questions (A only: A right and B wrong; B only: B right and A "
