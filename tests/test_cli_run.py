@@ -77,7 +77,10 @@ def test_a_bare_context_is_refused_on_either_split(results, tmp_path, split):
     result = invoke("run", "--data", str(context), "--split", split, "--allow-dirty")
     assert result.exit_code == 1
     assert result.output == (f"Error: {context}: the data has no questions: nothing to resolve "
-                             "(a bare context?) (expected rows with questions)\n")
+                             "(a bare context?) (expected rows with questions; the 32K, 64K "
+                             "and 262K rows with questions (the test split) load with --data "
+                             "hf:ai-hyz/MemoryAgentBench (pip install 'factres[hf]'), or from "
+                             "row files saved from it)\n")
     assert not results.exists()
 
 

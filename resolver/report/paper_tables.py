@@ -223,6 +223,9 @@ def baseline_tests(folder: Folder, baseline: Outcomes | None) -> dict:
 # of its sources and the commit.
 FC_META = ("run", "plan sets", "mode", "reader", "split", "commit")
 FC_COLUMN_NAMES = {name.replace(" ", "-"): name for name in FC_META}
+# The longest system name (characters) mab-fc sets in one column of a two-column page beside
+# one size's two EM cells, and the longest it sets unwrapped across the page.
+ONE_COLUMN_NAME, WIDE_NAME = 26, 40
 
 
 @dataclass
@@ -345,10 +348,12 @@ def _runs_note(rows: list[FcRow], hidden: tuple[str, ...]) -> Note | None:
     pieces: list[tuple[str, bool]] = [("Rows: ", False)]
     for i, row in enumerate(runs):
         pieces += [(row.label.text, True), (": ", False)]
-        for j, name in enumerate(hidden):
+        # what the row has (an imported run has no plan sets and no reader)
+        said = [name for name in hidden if row.meta[name].text != DASH]
+        for j, name in enumerate(said):
             cell = row.meta[name]
             pieces += [(f"{name} ", False), (cell.text, True),
-                       (cell.mark + (", " if j < len(hidden) - 1 else ""), False)]
+                       (cell.mark + (", " if j < len(said) - 1 else ""), False)]
         pieces.append(("; " if i < len(runs) - 1 else ".", False))
     return note_of(pieces)
 
@@ -505,14 +510,17 @@ def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None 
         header_groups = ((("", 1 + len(shown_meta)),) + tuple((SIZE_LABEL[s], 2) for s in sizes)
                          + ((("mean", 2),) if with_mean else ()))
         align = "l" * (1 + len(shown_meta)) + "r" * 2 * (len(sizes) + with_mean)
-    # one column of a two-column page holds the system and one size (three systems of 6K
-    # runs); more columns span the page
-    wide = len(sizes) > 1 or len(shown_meta) > 1 or bool(entries)
+    # one column of a two-column page holds the system and one size for up to three systems
+    # of names that fit beside the figures; more spans the page, where a long name wraps
+    longest = max(len(r.label.text) for r in rows + ref_rows)
+    wide = (len(sizes) > 1 or len(shown_meta) > 1 or bool(entries) or len(rows) > 3
+            or longest > ONE_COLUMN_NAME)
     return Table("mab-fc", "MemoryAgentBench FactConsolidation: EM (%) per size, one row per "
                  "run", headers, align, tuple(ordered), header_groups, tuple(foot), sources,
                  group_titles=titles, float="table*" if wide else "table",
                  # a published reference's name is long: it wraps in a column of its own width
-                 tex_align=(_WRAP.format("3.5cm") + align[1:]) if entries else "")
+                 tex_align=(_WRAP.format("3.5cm") + align[1:])
+                 if entries or longest > WIDE_NAME else "")
 
 
 def _baseline_notes(baseline: Outcomes, used: list[str]) -> list[str | Note]:
@@ -670,7 +678,9 @@ def nbest_table(folders: list[Folder], notes: list[str]) -> Table | None:
     return Table("mab-nbest", "Plan recall@N against execution success@N, multi-hop",
                  ("run", "source", "N", "added set", "questions", "plan recall@N",
                   "success@N"), "llrlrrr", tuple(groups), (), tuple(foot), tuple(used),
-                 float="table*")
+                 float="table*",
+                 # run ids and source names wrap (after their underscores) beside the figures
+                 tex_align=_WRAP.format("3.1cm") + _WRAP.format("3.1cm") + "rlrrr")
 
 
 # ---- mab-ceiling ----------------------------------------------------------------------------
@@ -978,7 +988,7 @@ def ref_table(path: str | Path | None = None, folders: Sequence[Folder] = (),
             runs.append(row)
             used.append(folder.name)
             if abstention(folder.data["meta"]):
-                abstained.append((folder.name, abstention(folder.data["meta"])))
+                abstained.append((named[folder.name], abstention(folder.data["meta"])))
     by_protocol: dict[str, list[tuple[Cell, ...]]] = {}
     for e in refs.references:
         by_protocol.setdefault(e.protocol, []).append(_reference_row(e))

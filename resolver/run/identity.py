@@ -40,12 +40,13 @@ def _stage_files(*parts: str) -> tuple[str, ...]:
 # search module the lexicon compiler's typed readings share (meta.json's compiler_sha256 of a
 # live plan set; a frozen configuration's live sets).
 LIVE_COMPILER_FILES = _stage_files("__init__.py", "_version.py", "errors.py", "strict_json.py", "haystack.py",
-                                   "text", "store", "plan", "search/path_search.py")
+                                   "hub.py", "text", "store", "plan", "search/path_search.py")
 # What decides a run's predictions and scores (the run id's config hash): every stage from the
 # text up to the search, the model lanes (reader and repair answer or re-plan), and scoring
 # (with MemoryAgentBench's exact match it scores by).
 RESOLVER_FILES = _stage_files("__init__.py", "_version.py", "errors.py", "strict_json.py",
-                              "haystack.py", "text", "store", "plan", "models", "search",
+                              "haystack.py", "hub.py", "text", "store", "plan", "models",
+                              "search",
                               "metrics/scoring.py", "mab/__init__.py", "mab/exact_match.py")
 LEXICON_FILES = ("plan/lexicon.py", "plan/compile_lexicon.py", "plan/signatures.py",
                  "plan/asked.py")
