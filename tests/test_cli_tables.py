@@ -183,3 +183,41 @@ def test_the_docs_show_the_committed_dev_table_verbatim():
     repo = Path(__file__).resolve().parent.parent
     table = (repo / "results" / "tables" / "mab-fc.md").read_text()
     assert table in (repo / "docs" / "tables.md").read_text()
+
+
+def test_plot_draws_the_main_result_with_the_baseline_set_apart(tmp_path):
+    """Issue 34, item 3: mab-fc.png and mab-fc.pdf, one mark per run, the same bytes for the
+    same folders."""
+    pytest.importorskip("matplotlib")
+    repo = Path(__file__).resolve().parent.parent / "results"
+    runs = [str(repo / r) for r in ("dev-6k-plain-confidence", "dev-6k-search-confidence",
+                                    "imported-nous-6k")]
+    outs = []
+    for n in (1, 2):
+        out = tmp_path / str(n)
+        result = invoke("tables", *runs, "--out", str(out), "--table", "mab-fc", "--plot",
+                        "--baseline", runs[0])
+        assert result.exit_code == 0, result.output
+        assert f"wrote {out / 'mab-fc.png'}" in result.stdout.splitlines()
+        outs.append(out)
+    assert (outs[0] / "mab-fc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (outs[0] / "mab-fc.pdf").read_bytes()[:5] == b"%PDF-"
+    for name in ("mab-fc.png", "mab-fc.pdf"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+
+
+def test_columns_and_labels_are_checked(tmp_path):
+    bad = invoke("tables", "dev-small", "--results-dir", str(FIXTURES), "--out", str(tmp_path),
+                 "--columns", "mode,colour")
+    assert bad.exit_code == 1
+    assert bad.stderr.endswith("Error: unknown mab-fc column 'colour' (expected run, plan-sets, "
+                               "mode, reader, split, commit)\n")
+    unknown = invoke("tables", "dev-small", "--results-dir", str(FIXTURES), "--out",
+                     str(tmp_path), "--label", "dev-nope=X", "--table", "mab-fc")
+    assert unknown.exit_code == 1
+    assert "--label names 'dev-nope', which is no run of mab-fc" in unknown.stderr
+    shown = invoke("tables", "dev-small", "--results-dir", str(FIXTURES), "--out", str(tmp_path),
+                   "--label", "dev-small=My system", "--columns", "mode", "--table", "mab-fc",
+                   "--format", "md")
+    assert shown.exit_code == 0
+    assert "| My system | search |" in (tmp_path / "mab-fc.md").read_text()
