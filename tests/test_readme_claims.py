@@ -153,11 +153,11 @@ def test_the_dev_misses_sentence_matches_the_oracle_report():
 
 
 def test_the_test_command_is_the_one_ci_runs():
-    command = "pip install -e '.[test,parquet,plot,serve]' && python -m pytest -q"
+    command = "pip install -e '.[test,parquet,plot,serve,hf,docs]' && python -m pytest -q"
     assert f"```\n{command}\n```" in section("Quick start")
     assert f"```console\n{command}\n```" in page("getting-started")
     ci = (ROOT / ".ci" / "run").read_text("utf-8")
-    assert "-m pip install --quiet -e '.[test,parquet,plot,serve]'" in ci
+    assert "-m pip install --quiet -e '.[test,parquet,plot,serve,hf,docs]'" in ci
     assert f"# The README's test command: {command}" in ci
     assert '"$venv/bin/python" -m pytest -q' in ci
     assert "pip install --quiet \"$root\"" in ci          # the non-editable install it checks
