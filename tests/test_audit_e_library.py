@@ -1,0 +1,177 @@
+"""Audit E (issue 30), the cases of the memory, the files and the Python API: one test (or a
+few) per case, each failing on the code before its fix. The server's cases are tested beside the
+server.
+
+- E07: a line break other than LF inside a line is reported by `factres parse` and by the memory
+  alike, whole or cut anywhere, never read as a fact.
+- E39: a memorize-frame boundary anywhere in the first few hundred characters (the header
+  among them) reads the facts; a failed read leaves the memory as it was.
+"""
+from __future__ import annotations
+
+import pytest
+from conftest import bundled_context
+
+from resolver.mab import harness
+from resolver.memory import stream
+from resolver.memory.memory import Memory
+from resolver.text.facts import parse_context
+
+# ---- E07: line breaks other than LF ----------------------------------------------------------
+BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+FACTS = ("0. Tim Cook is employed by Apple.", "1. Tim Cook is employed by Google.",
+         "2. The capital of France is Paris.", "3. Paris is located in the country of France.")
+HEADER = "Here is a list of facts:\n"
+
+
+def _facts(facts, lines: bool) -> list[tuple]:
+    return [(f.serial, f.subject, f.relation, f.object, f.text) + ((f.line,) if lines else ())
+            for f in facts]
+
+
+def _reports(reports, lines: bool) -> list[tuple]:
+    # a piece's text is its line without surrounding blanks (docs/memory.md)
+    return [(r.text.strip(" \t"), r.reason) + ((r.line,) if lines else ()) for r in reports]
+
+
+def _parsed(text: str, lines: bool):
+    parsed = parse_context(text)
+    return _facts(parsed.facts, lines), _reports(parsed.unparsed, lines)
+
+
+def _remembered(chunks, lines: bool, peek: bool = False):
+    memory, reports = Memory(), []
+    for chunk in chunks:
+        reports += memory.ingest(chunk).reports
+        if peek:
+            len(memory.store)            # a query's view of the tail between chunks
+    reports += memory.flush().reports
+    return _facts(memory.store, lines), _reports(reports, lines)
+
+
+def _with_break(brk: str) -> list[tuple[str, bool]]:
+    """Texts holding `brk` between facts, at a fact's edges, and on a line of several facts
+    (True: every line holds one piece, so the lines compare too)."""
+    one, several = True, False
+    return [
+        (HEADER + FACTS[0] + brk + FACTS[1] + "\n" + FACTS[2] + "\n", one),
+        (HEADER + FACTS[0] + brk + "\n" + FACTS[1] + "\n", one),
+        (HEADER + FACTS[0] + "\n" + brk + FACTS[1] + "\n" + FACTS[2], one),
+        (HEADER + FACTS[0] + "\n" + FACTS[1] + " " + brk, one),
+        (HEADER + FACTS[0] + "\r\n" + FACTS[1] + brk + FACTS[2] + "\r\n" + FACTS[3], one),
+        (HEADER + FACTS[0] + " " + FACTS[1] + brk + FACTS[2] + " " + FACTS[3] + "\n", several),
+        (HEADER + FACTS[0] + "\n" + brk + "\n" + FACTS[1] + "\n", several),   # a blank line
+    ]
+
+
+@pytest.mark.parametrize("brk", BREAKS, ids=lambda b: f"U+{ord(b):04X}")
+def test_e07_a_line_break_other_than_lf_is_reported_as_parse_reports_it(brk):
+    for text, lines in _with_break(brk):
+        want = _parsed(text, lines)
+        assert not any(brk in fact[4] for fact in want[0]), "a fact read across a break"
+        assert _remembered([text], lines) == want, repr(text)
+        assert _remembered(list(text), lines) == want, repr(text)
+        for cut in range(1, len(text)):
+            assert _remembered([text[:cut], text[cut:]], lines, peek=True) == want, \
+                (repr(text), cut)
+
+
+def test_e07_the_audit_example_is_reported_with_the_break_it_holds():
+    text = HEADER + FACTS[0] + "\r" + FACTS[1] + "\n"
+    memory = Memory()
+    reports = memory.ingest(text).reports + memory.flush().reports
+    assert len(memory.store) == 0
+    assert [(r.kind, r.line, r.text, r.reason) for r in reports] == [
+        ("unparsed", 2, FACTS[0] + "\r" + FACTS[1],
+         "line break U+000D (carriage return without a line feed) at column 34: lines end at "
+         "LF or CRLF")]
+    parsed = parse_context(text)
+    assert parsed.facts == () and [(u.line, u.reason) for u in parsed.unparsed] == [
+        (2, reports[0].reason)]
+    assert memory.query("Who is Tim Cook employed by?").text == ""
+
+
+def test_e07_crlf_and_lf_still_end_lines_alike():
+    text = HEADER + "\r\n".join(FACTS) + "\r\n"
+    want = _parsed(text, True)
+    assert len(want[0]) == 4 and want[1] == []
+    for cut in range(1, len(text)):
+        assert _remembered([text[:cut], text[cut:]], True) == want
+
+
+# ---- E39: a frame boundary in the header -----------------------------------------------------
+def _store(memory: Memory) -> list[tuple]:
+    return [(f.serial, f.subject, f.relation, f.object, f.line, f.text) for f in memory.store]
+
+
+def _fed(chunks) -> tuple[list[tuple], list[tuple]]:
+    memory, reports = Memory(), []
+    for chunk in chunks:
+        reports += memory.ingest(chunk).reports
+    reports += memory.flush().reports
+    return _store(memory), [(r.kind, r.line, r.text, r.reason) for r in reports]
+
+
+def _start_of_6k() -> str:
+    """The 6K context's header and first 40 facts (the cuts are in its first 400 characters)."""
+    context = bundled_context("6k")
+    return context[:context.index("\n40. ") + 1]
+
+
+def test_e39_a_frame_boundary_anywhere_in_the_first_characters_reads_the_facts():
+    context = _start_of_6k()
+    whole = _fed([context])
+    assert len(whole[0]) == 40 and whole[1] == []
+    for cut in range(0, 400):
+        left, right = context[:cut], context[cut:]
+        frames = [harness.frame_chunk(left, "t0"), harness.frame_chunk(right, "t1")]
+        got = _fed(frames)
+        # A frame boundary is a sentence boundary: the two sides are joined with one space.
+        joined = left.rstrip(" \n") + " " + right.lstrip(" \n") if left.strip() else right
+        assert got == _fed([joined]), cut
+        if cut == 0 or left[-1].isspace() or right[0].isspace():
+            assert got == whole, cut              # a cut between words: the context's facts
+        else:
+            assert len(got[0]) >= 39, cut         # a word cut in two reads as two words
+
+
+def test_e39_the_audit_cut_reads_the_header_and_answers():
+    text = HEADER + FACTS[0] + "\n" + FACTS[1] + "\n"
+    memory = Memory()
+    first = memory.ingest(harness.frame_chunk("Here is a"))
+    second = memory.ingest(harness.frame_chunk(text[len("Here is a"):]))
+    assert first.committed == 0 and second.passed_over["header"] == 1
+    assert memory.query("Who is Tim Cook employed by?").text == "Google"
+    memory.flush()
+    assert _store(memory) == _fed([text])[0]
+
+
+def test_e39_a_framed_context_cut_at_every_character_of_its_start_reads_alike():
+    framed = harness.frame_chunk(_start_of_6k(), "2025-01-01 00:00:00")
+    whole = _fed([framed])
+    assert len(whole[0]) == 40
+    for cut in range(1, 400):
+        assert _fed([framed[:cut], framed[cut:]]) == whole, cut
+
+
+def test_e39_a_read_that_fails_leaves_the_memory_as_it_was(monkeypatch):
+    text = HEADER + FACTS[0] + "\n" + FACTS[1] + "\n" + FACTS[2] + "\n"
+    memory, fresh = Memory(), Memory()
+    memory.ingest(text[:40])
+    fresh.ingest(text[:40])
+    before = memory.tail
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a reader bug")
+    with monkeypatch.context() as patch:
+        patch.setattr(stream, "parse_fact_lines", broken)
+        patch.setattr(stream, "parse_fact_block", broken)
+        with pytest.raises(RuntimeError):
+            memory.ingest(text[40:])
+    assert memory.tail == before
+    results = [memory.ingest(text[40:]), memory.flush()]
+    expected = [fresh.ingest(text[40:]), fresh.flush()]
+    assert [(r.committed, r.passed_over, r.reports) for r in results] == \
+        [(r.committed, r.passed_over, r.reports) for r in expected]
+    assert _store(memory) == _store(fresh) == _fed([text])[0]
+    assert memory.query("Who is Tim Cook employed by?").text == "Google"
