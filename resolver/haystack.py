@@ -22,7 +22,7 @@ from typing import Iterable
 from resolver.errors import InputError, MissingExtraError
 from resolver.store.fact_store import FactStore
 from resolver.strict_json import loads
-from resolver.text.facts import ParseResult
+from resolver.text.facts import NOTE_CRLF, ParseResult
 
 _SOURCE = re.compile(r"(?:^|_)(?P<kind>sh|mh)_(?P<size>\d+k)$")
 
@@ -89,7 +89,9 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def decode(data: bytes, path: str) -> tuple[str, tuple[str, ...]]:
-    """UTF-8 text with a BOM dropped and CRLF turned into LF; notes say what was handled."""
+    """UTF-8 text with a BOM dropped and CRLF turned into LF; notes say what was handled. A
+    carriage return alone is left to the reader of the format (a context's line holding one is
+    reported, a CSV reader ends a line there) and noted by it."""
     notes = []
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -100,9 +102,9 @@ def decode(data: bytes, path: str) -> tuple[str, tuple[str, ...]]:
         line = data[:exc.start].count(b"\n") + 1
         raise InputError(f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
                          path=path, line=line, expected="UTF-8 text") from None
-    if "\r" in text:
+    if "\r\n" in text:
         text = text.replace("\r\n", "\n")
-        notes.append("CRLF line endings read as LF")
+        notes.append(NOTE_CRLF)
     return text, tuple(notes)
 
 

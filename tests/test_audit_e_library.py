@@ -6,12 +6,24 @@ server.
   alike, whole or cut anywhere, never read as a fact.
 - E39: a memorize-frame boundary anywhere in the first few hundred characters (the header
   among them) reads the facts; a failed read leaves the memory as it was.
+- E60, E62, E63: a CSV separated by another character than the comma, a cell past the csv
+  module's limit, a quote never closed; CR line endings named as CR, once.
 """
 from __future__ import annotations
 
-import pytest
-from conftest import bundled_context
+import csv
+import io
+from pathlib import Path
 
+import orjson
+import pytest
+from click.testing import CliRunner
+from conftest import bundled_context
+from test_audit2 import clean_error
+
+import resolver.escape as escape
+from oracle.cli import main
+from resolver.haystack import bundled_path
 from resolver.mab import harness
 from resolver.memory import stream
 from resolver.memory.memory import Memory
@@ -175,3 +187,102 @@ def test_e39_a_read_that_fails_leaves_the_memory_as_it_was(monkeypatch):
         [(r.committed, r.passed_over, r.reports) for r in expected]
     assert _store(memory) == _store(fresh) == _fed([text])[0]
     assert memory.query("Who is Tim Cook employed by?").text == "Google"
+
+
+# ---- E60, E62, E63: CSV imports, CR line endings ----------------------------------------------
+def invoke(*args):
+    """The command as a user runs it: exit code and everything printed (stderr too)."""
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _gold_records() -> list[tuple[str, str]]:
+    """(question id, its first gold answer) of the bundled 6K rows: a perfect prediction file."""
+    rows = orjson.loads(bundled_path().read_bytes())["data"]
+    return [(qid, answers[0]) for row in rows
+            for qid, answers in zip(row["metadata"]["qa_pair_ids"], row["answers"])]
+
+
+def _csv(records, delimiter: str = ",", newline: str = "\r\n") -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=delimiter, lineterminator=newline)
+    writer.writerow(["qid", "prediction"])
+    writer.writerows(records)
+    return out.getvalue()
+
+
+def _scored(result, folder: Path) -> dict:
+    assert result.exit_code == 0, result.output
+    (run,) = folder.iterdir()
+    return {row["qid"]: (row["prediction"], row["em"]) for row in
+            map(orjson.loads, (run / "predictions.jsonl").read_bytes().splitlines())}
+
+
+def test_e63_an_unterminated_quote_is_refused_naming_its_line(tmp_path):
+    records = _gold_records()
+    lines = _csv(records).split("\r\n")
+    lines[5] = lines[5].split(",")[0] + ',"Paris'          # line 6: the quote is never closed
+    lines[6:] = [line.replace('"', "") for line in lines[6:]]   # and no later quote closes it
+    path = tmp_path / "preds.csv"
+    path.write_text("\r\n".join(lines), "utf-8")
+    result = invoke("score", path, "--results-dir", tmp_path / "r")
+    clean_error(result, f"{path}:6: a quote opened in this record is never closed: the rest of "
+                        f"the file (to line {len(lines) - 1}) would be one cell (expected a closing "
+                        'quote ("), and "" for a quote inside a quoted cell)')
+    # a quote closed on a later line makes one cell of the lines between: named where it began
+    lines[40] = lines[40].split(",")[0] + ',x"y'
+    path.write_text("\r\n".join(lines), "utf-8")
+    result = invoke("score", path, "--results-dir", tmp_path / "r")
+    assert result.exit_code == 1 and result.output.startswith(f"Error: {path}:6: bad quoting")
+
+
+def test_e62_a_cell_longer_than_the_csv_module_allows_is_scored_as_in_jsonl(tmp_path):
+    records = _gold_records()
+    long = "x" * 140_000 + " " + records[1][1]
+    records[1] = (records[1][0], long)
+    csv_path, jsonl_path = tmp_path / "preds.csv", tmp_path / "preds.jsonl"
+    csv_path.write_text(_csv(records), "utf-8")
+    jsonl_path.write_text("".join(orjson.dumps({"qid": q, "prediction": p}).decode() + "\n"
+                                  for q, p in records), "utf-8")
+    from_csv = _scored(invoke("score", csv_path, "--results-dir", tmp_path / "a"), tmp_path / "a")
+    from_jsonl = _scored(invoke("score", jsonl_path, "--results-dir", tmp_path / "b"),
+                         tmp_path / "b")
+    assert from_csv == from_jsonl
+    assert from_csv[records[1][0]] == (long, 1)
+    assert csv.field_size_limit() == 131_072               # the module's setting is left as it was
+
+
+@pytest.mark.parametrize("delimiter, name", [(";", "semicolons (;)"), ("\t", "tabs"),
+                                             ("|", "vertical bars (|)")])
+def test_e60_a_csv_separated_by_another_character_is_named(tmp_path, delimiter, name):
+    path = tmp_path / "preds.csv"
+    path.write_text(_csv(_gold_records()[:3] + [("x", "a,b")], delimiter), "utf-8")
+    for extra in ((), ("--field", f"id=qid{delimiter}prediction")):
+        result = invoke("score", path, *extra, "--results-dir", tmp_path / "r")
+        clean_error(result, f'{path}:1: the header is one column, "qid{escape.terminal(delimiter)}'
+                            f'prediction": the file seems separated by {name}, not commas '
+                            "(expected comma-separated values: save it as CSV with commas)")
+
+
+def test_e60_cr_line_endings_are_named_as_cr_once(tmp_path):
+    records = _gold_records()
+    csv_path = tmp_path / "preds.csv"
+    csv_path.write_text(_csv(records, newline="\r"), "utf-8")
+    result = invoke("score", csv_path, "--results-dir", tmp_path / "r")
+    assert result.exit_code == 0
+    assert result.stderr.count("note:") == 1 and result.stderr == (
+        f"note: {csv_path}: CR line endings (a carriage return without a line feed) read as "
+        "line ends\n")
+    jsonl_path = tmp_path / "preds.jsonl"
+    jsonl_path.write_text("".join(orjson.dumps({"qid": q, "prediction": p}).decode() + "\r"
+                                  for q, p in records), "utf-8")
+    assert _scored(invoke("score", jsonl_path, "--results-dir", tmp_path / "j"),
+                   tmp_path / "j") == _scored(result, tmp_path / "r")
+    # a context with CR line endings: one note, about CR, and its lines reported
+    context = tmp_path / "cr.txt"
+    context.write_bytes(b"Here is a list of facts:\r0. Tim Cook is employed by Apple.\r")
+    result = invoke("parse", context)
+    notes = [line for line in result.output.splitlines() if line.startswith("note:")]
+    assert notes == ["note: CR line endings (a carriage return without a line feed) on 1 "
+                     "line(s), the first line 1: a CR alone ends no line (lines end at LF or "
+                     "CRLF), so those lines are reported"]
+    assert "unparsed lines: 1" in result.output
