@@ -286,3 +286,37 @@ def test_e60_cr_line_endings_are_named_as_cr_once(tmp_path):
                      "line(s), the first line 1: a CR alone ends no line (lines end at LF or "
                      "CRLF), so those lines are reported"]
     assert "unparsed lines: 1" in result.output
+
+
+# ---- E64: hand-written question sets are in neither split ------------------------------------
+def test_e64_a_hand_written_set_is_in_neither_split_for_run_score_and_tables(tmp_path):
+    row = orjson.loads(bundled_path().read_bytes())["data"][0]
+    source = "mine_mh_32k"                      # named for a size, but no official source
+    qids = [f"{source}_no{i}" for i in range(3)]
+    rows = tmp_path / "mine.json"
+    rows.write_bytes(orjson.dumps({"data": [{
+        "context": row["context"], "questions": row["questions"][:3],
+        "answers": row["answers"][:3], "metadata": {"source": source, "qa_pair_ids": qids}}]}))
+    note = (f"note: {source} is no official FactConsolidation source "
+            "(factconsolidation_sh/mh_<size>): in neither split (dev is 6K; test is 32K, 64K and "
+            "262K), and in no column of the mab-fc table")
+    results = tmp_path / "r"
+    ran = invoke("run", "--data", rows, "--results-dir", results, "--run-id", "mine-run")
+    assert ran.exit_code == 0, ran.output
+    assert note in ran.stderr.splitlines()
+    predictions = tmp_path / "mine.jsonl"
+    predictions.write_text("".join(orjson.dumps({"qid": q, "prediction": a[0]}).decode() + "\n"
+                                   for q, a in zip(qids, row["answers"])), "utf-8")
+    scored = invoke("score", predictions, "--data", rows, "--results-dir", results,
+                    "--run-id", "mine-score")
+    assert scored.exit_code == 0, scored.output
+    assert note in scored.stderr.splitlines()
+    assert "test-split" not in scored.stderr
+    meta = orjson.loads((results / "mine-score" / "meta.json").read_bytes())
+    assert meta["splits"] == {source: "neither"} and meta["split"] == "neither"
+    tables = invoke("tables", "--results-dir", results, "--table", "mab-fc", "--out",
+                    tmp_path / "t")
+    clean_error(tables, "table mab-fc: no score run of an official FactConsolidation source "
+                        "(factconsolidation_sh/mh_<size>) to build it from: mine-run, mine-score "
+                        f"hold only {source}, in neither split (expected at least one score run "
+                        "of an official FactConsolidation source)")
