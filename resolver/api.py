@@ -26,7 +26,7 @@ from resolver.plan.planning import live_plan_sets
 from resolver.plan.plans import PlanSet
 from resolver.report.compare import Comparison, compare_runs
 from resolver.results.reader import RunFolder, read_run
-from resolver.run.config import RunConfig
+from resolver.run.config import MODES, RunConfig
 from resolver.run.runs import Run, load_plan_sets
 from resolver.run.runs import execute as _execute
 from resolver.search.resolve import Prediction, resolve_dataset
@@ -37,8 +37,6 @@ __all__ = [
     "__version__", "bundled_path", "compare_runs", "execute", "harness", "live_plan_sets",
     "load", "plan_sets", "read_run", "resolve",
 ]
-
-MODES = ("search", "plain")
 
 
 def plan_sets(dataset: Dataset, specs: Sequence[str] = ("live:rules", "live:lexicon")
@@ -60,9 +58,15 @@ def plan_sets(dataset: Dataset, specs: Sequence[str] = ("live:rules", "live:lexi
         ArchiveError: an archived set that is not found or fails its checksums (a
             `FactresError`).
     """
+    if isinstance(specs, str):
+        specs = (specs,)                 # one spec stands for itself, not for its letters
     if not specs:
         raise InputError("no plan set given", expected="live:rules, live:lexicon or a set id")
-    sets, _records = load_plan_sets(dataset, tuple(specs))
+    specs = tuple(specs)
+    if not all(isinstance(s, str) for s in specs):
+        raise InputError(f"plan set specs must be names, not {_kinds(specs)}",
+                         expected="live:rules, live:lexicon or a set id")
+    sets, _records = load_plan_sets(dataset, specs)
     return sets
 
 
@@ -87,8 +91,18 @@ def resolve(dataset: Dataset, plan_sets: Sequence[PlanSet] | None = None, *,
     """
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}", expected=" or ".join(MODES))
+    if isinstance(plan_sets, PlanSet):
+        plan_sets = [plan_sets]          # one set stands for itself
     sets = live_plan_sets(dataset) if plan_sets is None else list(plan_sets)
+    if not all(isinstance(s, PlanSet) for s in sets):
+        raise InputError(f"plan_sets must be PlanSet objects, not {_kinds(sets)}",
+                         expected="plan_sets(dataset, specs) or live_plan_sets(dataset); a "
+                                  "spec such as 'live:rules' goes to plan_sets")
     return resolve_dataset(dataset, sets, mode=mode)
+
+
+def _kinds(items) -> str:
+    return ", ".join(sorted({type(i).__name__ for i in items}))
 
 
 def execute(config: RunConfig | None = None, *, results_dir: str | Path | None = None,

@@ -14,6 +14,7 @@ silently."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -304,11 +305,12 @@ def read_row(row, path: str, number: int) -> Row:
                tuple(questions), gold, notes)
 
 
-def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Dataset, Gold]:
+def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
+         ) -> tuple[Dataset, Gold]:
     """Load one or more haystack files: their rows, questions and one parsed store per context.
 
     Args:
-        paths: haystack files: Hugging Face rows (`.json`: one row, a list of rows or
+        paths: haystack files (one path alone stands for itself): Hugging Face rows (`.json`: one row, a list of rows or
             `{"data": [rows]}`; `.jsonl`; `.parquet` with the `parquet` extra) or a bare
             context (`.txt`, no questions). Each file once.
         use_cache: read and write the parse cache (`$FACTRES_CACHE`, else
@@ -327,7 +329,13 @@ def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Datase
     # the parse cache sits beside the parser (keyed by context, grammar and parsing code)
     from resolver.text.cache import load_parse
 
-    paths = [str(p) for p in paths]
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]                  # one file, not the letters of its name
+    try:
+        paths = [os.fspath(p) for p in paths]
+    except TypeError:
+        raise InputError(f"paths must be file paths, not {type(paths).__name__} holding "
+                         "others", expected="a path (str or Path) or a list of them") from None
     if not paths:
         raise InputError("no input files given")
     questions: list[Question] = []

@@ -8,6 +8,9 @@ server.
   among them) reads the facts; a failed read leaves the memory as it was.
 - E60, E62, E63: a CSV separated by another character than the comma, a cell past the csv
   module's limit, a quote never closed; CR line endings named as CR, once.
+- E64: a hand-written question set is in neither split for `run`, `score` and `tables`.
+- E70, E71, E72: one string where a list is wanted is one item; `RunConfig` and
+  `compare_runs` refuse bad arguments with the library's error naming them.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from click.testing import CliRunner
 from conftest import bundled_context
 from test_audit2 import clean_error
 
+import resolver.api as api
 import resolver.escape as escape
 from oracle.cli import main
 from resolver.haystack import bundled_path
@@ -28,6 +32,8 @@ from resolver.mab import harness
 from resolver.memory import stream
 from resolver.memory.memory import Memory
 from resolver.text.facts import parse_context
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # ---- E07: line breaks other than LF ----------------------------------------------------------
 BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
@@ -320,3 +326,76 @@ def test_e64_a_hand_written_set_is_in_neither_split_for_run_score_and_tables(tmp
                         "(factconsolidation_sh/mh_<size>) to build it from: mine-run, mine-score "
                         f"hold only {source}, in neither split (expected at least one score run "
                         "of an official FactConsolidation source)")
+
+
+# ---- E70, E71, E72: the Python API's arguments -----------------------------------------------
+RUNS = ROOT / "results"
+BASE, OTHER = "dev-6k-plain-confidence", "dev-6k-search-confidence"
+
+
+def test_e70_one_string_where_a_list_is_wanted_stands_for_itself():
+    path = bundled_path()
+    dataset, gold = api.load(str(path))
+    assert dataset.paths == (str(path),) and len(dataset.questions) == 200
+    assert api.load(path)[0].paths == dataset.paths               # a Path alone, likewise
+    (rules,) = api.plan_sets(dataset, "live:rules")
+    assert rules.set_id == "live:rules"
+    assert api.resolve(dataset, rules, mode="plain") == api.resolve(dataset, [rules],
+                                                                    mode="plain")
+    with pytest.raises(api.InputError, match="plan_sets must be PlanSet objects, not str"):
+        api.resolve(dataset, "live:rules")
+    config = api.RunConfig(data=str(path), plans="live:rules")
+    assert config.data == (str(path),) and config.plans == ("live:rules",)
+    assert api.RunConfig(data=path).data == (str(path),)
+    with pytest.raises(api.InputError, match=r"^1 run given"):
+        api.compare_runs(BASE, RUNS)
+    with pytest.raises(api.InputError, match="paths must be file paths"):
+        api.load(3)
+
+
+@pytest.mark.parametrize("field, value, expected", [
+    ("mode", "Search", "search or plain; or None: the frozen configuration's, else search"),
+    ("timeout", float("nan"), "a finite number of seconds above 0"),
+    ("timeout", 0, "a finite number of seconds above 0"),
+    ("timeout", True, "a finite number of seconds above 0"),
+    ("split", "Dev", "dev or test"),
+    ("abstain_below", "hi", "low, medium or high; or None: never"),
+    ("strict", "yes", "True or False"),
+    ("reader", "", "None or a name (reader and repair: ollama:MODEL)"),
+    ("plans", ("live:rules", 3), "plan set specs (live:rules, live:lexicon or a set id)"),
+    ("data", 3, "a tuple of file paths"),
+])
+def test_e71_run_config_refuses_what_a_user_gets_wrong(field, value, expected):
+    with pytest.raises(api.InputError) as caught:
+        api.RunConfig(**{field: value})
+    assert caught.value.expected == expected
+    assert caught.value.detail.startswith(f"RunConfig.{field} ")
+
+
+def test_e71_execute_refuses_a_mode_it_would_not_run(tmp_path):
+    with pytest.raises(api.InputError, match=r"RunConfig.mode is 'Search'"):
+        api.execute(api.RunConfig(mode="Search"), results_dir=tmp_path)
+    assert not (tmp_path / "dev-6k").exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argument, value, expected", [
+    ("resamples", 0, "an integer from 1 to 100,000 (10,000 by default)"),
+    ("resamples", -5, "an integer from 1 to 100,000 (10,000 by default)"),
+    ("resamples", 1e9, "an integer from 1 to 100,000 (10,000 by default)"),
+    ("resamples", 10**9, "an integer from 1 to 100,000 (10,000 by default)"),
+    ("resamples", True, "an integer from 1 to 100,000 (10,000 by default)"),
+    ("level", 1.5, "a number between 0 and 1, such as 0.95 (the default)"),
+    ("level", float("nan"), "a number between 0 and 1, such as 0.95 (the default)"),
+    ("seed", None, "an integer from 0 (20240601 by default)"),
+    ("seed", -1, "an integer from 0 (20240601 by default)"),
+])
+def test_e72_compare_runs_names_a_bootstrap_argument_out_of_range(argument, value, expected):
+    with pytest.raises(api.InputError) as caught:
+        api.compare_runs([BASE, OTHER], RUNS, **{argument: value})
+    assert caught.value.detail == f"{argument} is {value!r}"
+    assert caught.value.expected == expected
+
+
+def test_e72_a_small_bootstrap_in_range_is_computed():
+    comparison = api.compare_runs([BASE, OTHER], RUNS, resamples=50, seed=0, level=0.5)
+    assert comparison.resamples == 50 and comparison.level == 0.5
