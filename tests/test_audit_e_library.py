@@ -11,11 +11,16 @@ server.
 - E64: a hand-written question set is in neither split for `run`, `score` and `tables`.
 - E70, E71, E72: one string where a list is wanted is one item; `RunConfig` and
   `compare_runs` refuse bad arguments with the library's error naming them.
+- E48, E49: `copy.copy`, `copy.deepcopy` and `pickle` of a memory give an independent memory
+  that answers and reads on as the original would.
 """
 from __future__ import annotations
 
+import copy
 import csv
 import io
+import pickle
+import threading
 from pathlib import Path
 
 import orjson
@@ -399,3 +404,57 @@ def test_e72_compare_runs_names_a_bootstrap_argument_out_of_range(argument, valu
 def test_e72_a_small_bootstrap_in_range_is_computed():
     comparison = api.compare_runs([BASE, OTHER], RUNS, resamples=50, seed=0, level=0.5)
     assert comparison.resamples == 50 and comparison.level == 0.5
+
+
+# ---- E48, E49: copies and pickles of a memory ------------------------------------------------
+QUESTIONS = ("Who is Tim Cook employed by?", "What is the capital of France?")
+
+
+def _half_fed() -> tuple[Memory, bytes]:
+    """A memory fed the 6K context up to a cut inside a UTF-8 character (bytes held) and inside
+    a fact (a tail pending), and asked a question meanwhile (the tail seen provisionally);
+    and the rest of the context's bytes."""
+    data = bundled_context("6k").encode("utf-8")
+    cut = next(i for i in range(len(data) // 2, len(data)) if data[i] & 0xC0 == 0x80)
+    memory = Memory()
+    memory.ingest(data[:cut])
+    memory.query(QUESTIONS[0])
+    assert memory.tail and memory._held                      # both states are in the copy
+    return memory, data[cut:]
+
+
+def _state(memory: Memory) -> tuple:
+    return (_store(memory), memory.tail, memory.frontier(),
+            [memory.query(q).to_json() for q in QUESTIONS])
+
+
+def _read_on(memory: Memory, rest: bytes) -> list[tuple]:
+    results = [memory.ingest(rest), memory.flush()]
+    return [(r.committed, r.passed_over, r.reports, r.facts, r.pending) for r in results]
+
+
+@pytest.mark.parametrize("make", [copy.copy, copy.deepcopy,
+                                  lambda m: pickle.loads(pickle.dumps(m))],
+                         ids=["copy", "deepcopy", "pickle"])
+def test_e48_e49_a_copy_or_an_unpickled_memory_is_independent_and_reads_on_alike(make):
+    original, rest = _half_fed()
+    before = _state(original)
+    twin = make(original)
+    assert twin is not original and twin._lock is not original._lock
+    assert twin.store is not original.store
+    assert _state(twin) == before                             # answers as the original
+    read = _read_on(twin, rest)
+    assert _state(original) == before                         # the original is left alone
+    assert _read_on(original, rest) == read                   # and reads on alike
+    assert _state(twin) == _state(original)
+    assert len(twin.store) == 455 and twin.query(QUESTIONS[0]).text == \
+        original.query(QUESTIONS[0]).text
+
+
+def test_e49_a_pickled_memory_holds_no_lock_and_keeps_the_ledger():
+    memory, _ = _half_fed()
+    data = pickle.dumps(memory)
+    again = pickle.loads(data)
+    assert isinstance(again._lock, type(threading.RLock()))
+    key = next(iter(memory.frontier()))
+    assert again.history(key[0]) == memory.history(key[0])
