@@ -13,6 +13,7 @@ server.
   `compare_runs` refuse bad arguments with the library's error naming them.
 - E48, E49: `copy.copy`, `copy.deepcopy` and `pickle` of a memory give an independent memory
   that answers and reads on as the original would.
+- E59: every command that takes --out names an empty value and a file in the way.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import pickle
 import threading
 from pathlib import Path
 
+import click
 import orjson
 import pytest
 from click.testing import CliRunner
@@ -458,3 +460,39 @@ def test_e49_a_pickled_memory_holds_no_lock_and_keeps_the_ledger():
     assert isinstance(again._lock, type(threading.RLock()))
     key = next(iter(memory.frontier()))
     assert again.history(key[0]) == memory.history(key[0])
+
+
+# ---- E59: --out empty or under a file ---------------------------------------------------------
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            yield from _commands(command, prefix + (name,))
+        else:
+            yield prefix + (name,), command
+
+
+OUT_COMMANDS = sorted(path for path, command in _commands(main)
+                      if any("--out" in p.opts for p in command.params))
+
+
+def test_e59_the_commands_that_take_out_are_all_checked():
+    assert {" ".join(p) for p in OUT_COMMANDS} >= {"compare", "export", "tables",
+                                                    "oracle ceiling", "oracle nbest"}
+
+
+@pytest.mark.parametrize("command", OUT_COMMANDS, ids=" ".join)
+def test_e59_out_empty_or_under_a_file_is_named(command, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    for value, message in [("", "--out is empty: name a folder to write into"),
+                           ("  ", "--out is empty: name a folder to write into"),
+                           ("afile/x", "--out afile/x: afile is a file, not a folder"),
+                           ("afile/x/y", "--out afile/x/y: afile is a file, not a folder"),
+                           ("afile", "--out afile: afile is a file, not a folder")]:
+        result = invoke(*command, "--out", value)
+        assert result.exit_code == 2, (value, result.output)
+        assert result.output.endswith(f"\nError: {message}\n"), (value, result.output)
+        assert "Traceback" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]     # nothing written
