@@ -93,14 +93,16 @@ def too_large(serial: int) -> str:
 
 TOO_LARGE_EXPECTED = f"a serial of at most {MAX_SERIAL} (2^63 - 1)"
 # What a line may hold that prints as nothing or acts on a terminal: C0/C1 control characters
-# (NUL, BEL, ESC: ANSI sequences), U+2028/U+2029 and the bidirectional controls (tab excepted:
-# templates are matched on spaces, and a tab is visible as space), and the invisible format
-# characters: zero-width space, joiners and word joiner, invisible operators, the soft hyphen,
-# the Mongolian vowel separator and a byte-order mark inside the text ("Fr\u200bance" prints as
-# "France" and is another name). Such a line is read as written and noted; output escapes it
-# (resolver.escape). A carriage return has a note of its own (`cr_note`).
+# (NUL, BEL, ESC: ANSI sequences) and the bidirectional controls (tab excepted: templates are
+# matched on spaces, and a tab is visible as space), and the invisible format characters:
+# zero-width space, joiners and word joiner, invisible operators, the soft hyphen, the Mongolian
+# vowel separator and a byte-order mark inside the text ("Fr\u200bance" prints as "France" and
+# is another name). Such a line is read as written and noted; output escapes it
+# (resolver.escape). The line breaks other than LF (CR, VT, FF, FS, GS, RS, NEL, U+2028, U+2029:
+# segment.OTHER_BREAK) are not among them: a line holding one is reported (`break_reason`), and
+# a carriage return has a note of its own (`cr_note`).
 _CR = re.compile("\r")
-_HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f"
+_HIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f"
                      "\u202a-\u202e\u2066-\u2069"
                      "\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
 # What the OBJECT terminal carries after the object itself: the final full stop is cut
@@ -371,8 +373,8 @@ def control_note(text: str) -> str | None:
     if found is None:
         return None
     count, line, first = found
-    return (f"{count} line(s) hold control characters (NUL, BEL, ANSI escapes, U+2028, "
-            f"...; the first: line {line}, U+{ord(first[0]):04X}): read as written, "
+    return (f"{count} line(s) hold control characters (NUL, BEL, ANSI escapes, zero-width "
+            f"spaces, ...; the first: line {line}, U+{ord(first[0]):04X}): read as written, "
             "shown escaped")
 
 
