@@ -48,13 +48,14 @@ def plan_sets(dataset: Dataset, specs: Sequence[str] = ("live:rules", "live:lexi
         dataset: the questions to plan (from `load`).
         specs: each `live:rules` or `live:lexicon` (compiled now by the current code), an
             archived set id (found under `$FACTRES_PLANS`, else the checkout's `plans/`) or an
-            archived set's folder. Default: the live rule and lexicon sets, in that order.
+            archived set's folder; one spec given alone stands for itself. Default: the live
+            rule and lexicon sets, in that order.
 
     Returns:
         One `PlanSet` per spec, in the order given.
 
     Raises:
-        InputError: an unknown live set, or no spec given.
+        InputError: an unknown live set, no spec given, or a spec that is not a string.
         ArchiveError: an archived set that is not found or fails its checksums (a
             `FactresError`).
     """
@@ -76,8 +77,9 @@ def resolve(dataset: Dataset, plan_sets: Sequence[PlanSet] | None = None, *,
 
     Args:
         dataset: the questions and their stores (from `load`).
-        plan_sets: the plans to execute; default: `live_plan_sets(dataset)` (the live rule
-            and lexicon sets, as `factres run` uses by default).
+        plan_sets: the plans to execute (one `PlanSet` alone stands for itself); default:
+            `live_plan_sets(dataset)` (the live rule and lexicon sets, as `factres run` uses
+            by default).
         mode: "search" (the scored path search, `factres run`'s default) or "plain" (the
             plans executed in order, latest version at every hop: the baseline).
 
@@ -87,7 +89,8 @@ def resolve(dataset: Dataset, plan_sets: Sequence[PlanSet] | None = None, *,
         `confidence` label.
 
     Raises:
-        InputError: an unknown mode.
+        InputError: an unknown mode, or plan sets that are not `PlanSet`s (a spec such as
+            "live:rules" goes to `plan_sets`).
     """
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}", expected=" or ".join(MODES))
@@ -124,7 +127,8 @@ def execute(config: RunConfig | None = None, *, results_dir: str | Path | None =
 
     Raises:
         InputError: bad data, a results folder that cannot be written, a dev split without
-            gold, and the other refusals `factres run` names.
+            gold, and the other refusals `factres run` names. (A `RunConfig` with a field out of
+            its range is refused when it is made, naming the field.)
         ProtocolError: a test run outside the dev/test protocol (no frozen configuration, a
             dirty tree).
         RunExistsError: `run_id` is taken.

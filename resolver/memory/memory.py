@@ -120,7 +120,8 @@ class Memory:
 
     `plan_sets` are the live plan sets a query compiles ("rules", "lexicon", as `factres run
     --plans live:NAME`), `mode` the resolver ("search", or "plain" latest-wins execution);
-    both may be overridden per query."""
+    both may be overridden per query. `copy.copy`, `copy.deepcopy` and `pickle` give an
+    independent memory that answers, and reads the rest of the text, as this one would."""
 
     def __init__(self, plan_sets: tuple[str, ...] | str = LIVE_SETS, mode: str = "search"
                  ) -> None:

@@ -19,7 +19,14 @@ ABSTAIN_LEVELS = ("low", "medium", "high")    # search.confidence's levels above
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything that decides a run's predictions and scores."""
+    """Everything that decides a run's predictions and scores.
+
+    Checked when made: `mode` ("search", "plain" or None), `split` ("dev" or "test"),
+    `timeout` (finite seconds above 0), `abstain_below` ("low", "medium", "high" or None), the
+    flags (bools), `reader`, `repair` and `host` (None or a name) and the paths; a field out of
+    its range raises InputError naming it (`RunConfig.mode is 'Search'`). One file or spec
+    given alone (`data="rows.json"`, `plans="live:rules"`) stands for itself; paths become
+    strings."""
     data: tuple[str, ...] = ()        # haystack files; () = the bundled 6K dev rows
     plans: tuple[str, ...] = ()       # plan set specs; () = live:rules then live:lexicon
     split: str = "dev"                # "dev": gold read and scored; "test": gold never read
