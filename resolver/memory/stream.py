@@ -12,8 +12,9 @@ Two layers, both resumable at any character:
    The header begins a context, so text before it (an instruction) is no part of the first
    fact: a line break joins the two sides. A shape cut across two `feed` calls is held until
    it can be told.
-2. The text between them is cut into facts. A line break always ends a fact (the canonical
-   layout: one fact per line). Inside a line (a harness chunk is one long line), the facts are
+2. The text between them is cut into facts. A line feed always ends a fact (the canonical
+   layout: one fact per line); no other line break does (segment.OTHER_BREAK: its text is
+   reported, as `factres parse` reports its line). Inside a line (a harness chunk is one long line), the facts are
    found by `resolver.text.segment.split_line`, the rule `factres parse` reads a line of
    several facts by: a fact ends before "<serial>. " when a full stop and blanks come first
    and the serial is the next one (the current fact's serial + 1). Any other "N. " after a
