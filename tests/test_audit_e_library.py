@@ -179,12 +179,17 @@ def test_e39_a_framed_context_cut_at_every_character_of_its_start_reads_alike():
         assert _fed([framed[:cut], framed[cut:]]) == whole, cut
 
 
-def test_e39_a_read_that_fails_leaves_the_memory_as_it_was(monkeypatch):
-    text = HEADER + FACTS[0] + "\n" + FACTS[1] + "\n" + FACTS[2] + "\n"
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["str", "bytes"])
+def test_e39_a_read_that_fails_leaves_the_memory_as_it_was(monkeypatch, as_bytes):
+    text = HEADER + FACTS[0] + "\n" + FACTS[1] + "\n" + "4. Café is located in the country of " \
+        "France.\n"
+    data = text.encode("utf-8") if as_bytes else text
+    cut = text.encode("utf-8").index("é".encode("utf-8")) + 1 if as_bytes else 40
     memory, fresh = Memory(), Memory()
-    memory.ingest(text[:40])
-    fresh.ingest(text[:40])
-    before = memory.tail
+    memory.ingest(data[:cut])
+    fresh.ingest(data[:cut])
+    before = (memory.tail, memory._held)
+    assert memory._held or not as_bytes                      # a character held half-read
 
     def broken(*args, **kwargs):
         raise RuntimeError("a reader bug")
@@ -192,13 +197,14 @@ def test_e39_a_read_that_fails_leaves_the_memory_as_it_was(monkeypatch):
         patch.setattr(stream, "parse_fact_lines", broken)
         patch.setattr(stream, "parse_fact_block", broken)
         with pytest.raises(RuntimeError):
-            memory.ingest(text[40:])
-    assert memory.tail == before
-    results = [memory.ingest(text[40:]), memory.flush()]
-    expected = [fresh.ingest(text[40:]), fresh.flush()]
+            memory.ingest(data[cut:])
+    assert (memory.tail, memory._held) == before
+    results = [memory.ingest(data[cut:]), memory.flush()]
+    expected = [fresh.ingest(data[cut:]), fresh.flush()]
     assert [(r.committed, r.passed_over, r.reports) for r in results] == \
         [(r.committed, r.passed_over, r.reports) for r in expected]
     assert _store(memory) == _store(fresh) == _fed([text])[0]
+    assert len(_store(memory)) == 3
     assert memory.query("Who is Tim Cook employed by?").text == "Google"
 
 

@@ -228,15 +228,16 @@ class Memory:
                 data = self._held + bytes(chunk)
                 cut = _complete_utf8(data)
                 text, held = _text_of(data[:cut]), data[cut:]
-                self._held = held
             else:
                 if self._held:
                     raise InputError(
                         f"a str chunk after a bytes chunk that ended inside a character (byte(s) "
                         f"{_hex(self._held)} held): the rest of that character must come first",
                         expected="bytes that complete the character, then any chunks")
-                text = _text_of(chunk)
-            return self._apply(self._reader.feed(text))
+                text, held = _text_of(chunk), b""
+            batch = self._reader.feed(text)     # all or nothing: on failure nothing is held
+            self._held = held
+            return self._apply(batch)
 
     def flush(self) -> IngestResult:
         """Commit the held tail as complete (the end of the text, for now). Bytes that began a
