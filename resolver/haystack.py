@@ -310,9 +310,9 @@ def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
     """Load one or more haystack files: their rows, questions and one parsed store per context.
 
     Args:
-        paths: haystack files (one path alone stands for itself): Hugging Face rows (`.json`: one row, a list of rows or
-            `{"data": [rows]}`; `.jsonl`; `.parquet` with the `parquet` extra) or a bare
-            context (`.txt`, no questions). Each file once.
+        paths: haystack files (one path alone stands for itself): Hugging Face rows (`.json`:
+            one row, a list of rows or `{"data": [rows]}`; `.jsonl`; `.parquet` with the
+            `parquet` extra) or a bare context (`.txt`, no questions). Each file once.
         use_cache: read and write the parse cache (`$FACTRES_CACHE`, else
             `$XDG_CACHE_HOME/factres`, else `~/.cache/factres`).
 

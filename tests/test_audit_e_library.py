@@ -245,8 +245,8 @@ def test_e63_an_unterminated_quote_is_refused_naming_its_line(tmp_path):
     path.write_text("\r\n".join(lines), "utf-8")
     result = invoke("score", path, "--results-dir", tmp_path / "r")
     clean_error(result, f"{path}:6: a quote opened in this record is never closed: the rest of "
-                        f"the file (to line {len(lines) - 1}) would be one cell (expected a closing "
-                        'quote ("), and "" for a quote inside a quoted cell)')
+                        f"the file (to line {len(lines) - 1}) would be one cell (expected a "
+                        'closing quote ("), and "" for a quote inside a quoted cell)')
     # a quote closed on a later line makes one cell of the lines between: named where it began
     lines[40] = lines[40].split(",")[0] + ',x"y'
     path.write_text("\r\n".join(lines), "utf-8")

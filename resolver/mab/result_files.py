@@ -19,8 +19,8 @@ questions and scoring them is `imported`'s job. A byte-order mark and CRLF line 
 read through and noted, and so are CR line endings (a carriage return alone) where the format
 has lines (CSV, JSONL). A CSV cell may be as long as the file (the csv module's own limit is
 131,072 characters); a quote never closed, or a file separated by another character than the
-comma, is refused naming the line. The rows' gold is what gets scored: a gold inside the file is kept only
-to be compared."""
+comma, is refused naming the line. The rows' gold is what gets scored: a gold inside the file
+is kept only to be compared."""
 from __future__ import annotations
 
 import csv

@@ -14,14 +14,14 @@ Two layers, both resumable at any character:
    it can be told.
 2. The text between them is cut into facts. A line feed always ends a fact (the canonical
    layout: one fact per line); no other line break does (segment.OTHER_BREAK: its text is
-   reported, as `factres parse` reports its line). Inside a line (a harness chunk is one long line), the facts are
-   found by `resolver.text.segment.split_line`, the rule `factres parse` reads a line of
-   several facts by: a fact ends before "<serial>. " when a full stop and blanks come first
-   and the serial is the next one (the current fact's serial + 1). Any other "N. " after a
-   full stop ("7373. 1. FFC Frankfurt is ...", a serial out of order) is a boundary only when
-   the grammar reads both sides as facts, or when the text before it has no serial of its own
-   ("junk text. 2. ..." is no fact whatever follows: it is reported alone); "Czech 2. Liga" is
-   no candidate at all (no full stop before it). A blank the chunker dropped between two
+   reported, as `factres parse` reports its line). Inside a line (a harness chunk is one long
+   line), the facts are found by `resolver.text.segment.split_line`, the rule `factres parse`
+   reads a line of several facts by: a fact ends before "<serial>. " when a full stop and blanks
+   come first and the serial is the next one (the current fact's serial + 1). Any other "N. "
+   after a full stop ("7373. 1. FFC Frankfurt is ...", a serial out of order) is a boundary only
+   when the grammar reads both sides as facts, or when the text before it has no serial of its
+   own ("junk text. 2. ..." is no fact whatever follows: it is reported alone); "Czech 2. Liga"
+   is no candidate at all (no full stop before it). A blank the chunker dropped between two
    unframed chunks ("... by Google.2. Tim Cook ...", "... Morrison. 340.Stojko ...") is a
    boundary under the stricter terms segment.py gives.
 
