@@ -1,0 +1,296 @@
+"""The readout: a store's state for one question as short text for a language model to read, one
+line per cell, the cells that matter most first, cut to a budget of characters.
+
+A question's cells are the facts its paths touch (a `Prediction`: the winning path, then the
+rival candidates in rank order), each once; then, per disclosure asked, the same cells'
+`history` (the key's other versions a reader may take, newest first), `alternatives` (the other
+parties of a contested key) and `support` (the evidence lines). With no prediction, the cells are
+the whole frontier; a question no path answers gets the frontier lines sharing its words. The
+line format, the ranking and the budget's rules are in docs/readout.md; every field of a line is
+escaped with `escape.readout`. It reads a store and a prediction only, so a run writes its
+readout.jsonl from its own store and predictions, and `Memory.readout` calls it after a query.
+No gold here."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import chain
+from typing import Iterable, Iterator
+
+import resolver.escape as escape
+from resolver.errors import InputError
+from resolver.search.candidates import Hop
+from resolver.search.hops import latest_hops
+from resolver.search.resolve import Prediction
+from resolver.store.fact_store import FactStore, name_tokens, norm
+from resolver.store.provenance import CONTESTED, SUPERSEDED
+
+HISTORY, ALTERNATIVES, SUPPORT = "history", "alternatives", "support"
+DISCLOSURES = (HISTORY, ALTERNATIVES, SUPPORT)
+QUESTION_BUDGET = 600          # characters, when a question is read out and no budget is given
+CUT = "…"                      # ends the one line cut to a budget shorter than it
+SHARES_WORDS = "shares words"  # marks the frontier lines read out for a question no path answers
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One version of a key, as a line shows it: the fact as stored (a reverse hop's fact is
+    its object's)."""
+    subject: str
+    relation: str
+    value: str
+    serial: int
+    line: int
+    text: str
+    mark: str = ""             # why the line is there, when not a path's cell ("shares words")
+    rest: tuple[str, ...] = () # the relations the cell's path goes on with after it
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return norm(self.subject), self.relation
+
+
+def check(disclose, budget) -> tuple[tuple[str, ...], int | None]:
+    """The disclosure modes (a name stands for itself; each kept once, in the order given) and
+    the budget, checked: InputError for an unknown mode (naming the three) or a budget that is
+    not a whole number of characters of at least 1."""
+    modes = (disclose,) if isinstance(disclose, str) else disclose
+    try:
+        modes = tuple(modes)
+    except TypeError:
+        raise InputError(f"disclose must be mode names, not {type(disclose).__name__}",
+                         expected=f"some of {', '.join(DISCLOSURES)}") from None
+    for mode in modes:
+        if mode not in DISCLOSURES:
+            raise InputError(f"unknown disclosure mode {mode!r}",
+                             expected=f"some of {', '.join(DISCLOSURES)}")
+    if budget is not None:
+        if isinstance(budget, bool) or not isinstance(budget, int):
+            raise InputError(f"a budget must be a whole number of characters, not "
+                             f"{type(budget).__name__}", expected="an integer of at least 1")
+        if budget < 1:
+            raise InputError(f"a budget of {budget} characters", expected="at least 1")
+    return tuple(dict.fromkeys(modes)), budget
+
+
+def render(store: FactStore, prediction: Prediction | None = None, *,
+           disclose: Iterable[str] | str = (), budget: int | None = None) -> str:
+    """The readout of `prediction` over `store` (the store it was resolved on): its paths'
+    cells, then the disclosures asked, cut to `budget` characters (default QUESTION_BUDGET).
+    With no prediction, the whole frontier, cut only when a budget is given. A prediction with
+    no path gives the frontier lines that share its question's words, marked."""
+    modes, budget = check(disclose, budget)
+    if prediction is None:
+        cells = _frontier(store)
+    else:
+        budget = QUESTION_BUDGET if budget is None else budget
+        cells = _path_cells(store, prediction) if prediction.winner is not None \
+            else _sharing_words(store, prediction.question)
+    return fit(_lines(store, cells, modes), budget)
+
+
+def fit(lines: Iterable[str], budget: int | None) -> str:
+    """The lines joined by line breaks, as many as fit whole in `budget` characters, in order
+    (a cut keeps a prefix); when not even the first fits, it is cut to the budget and ends with
+    CUT."""
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        size = len(line) + (1 if out else 0)
+        if budget is not None and used + size > budget:
+            if not out:
+                return line[:budget - len(CUT)] + CUT
+            break
+        out.append(line)
+        used += size
+    return "\n".join(out)
+
+
+# ---- the cells ------------------------------------------------------------------------------
+def _cell_of(hop: Hop, rest: tuple[str, ...] = ()) -> Cell:
+    if hop.reverse:          # followed from the object: the fact is the object's
+        return Cell(hop.object, hop.relation, hop.subject, hop.serial, hop.line, hop.text,
+                    rest=rest)
+    return Cell(hop.subject, hop.relation, hop.object, hop.serial, hop.line, hop.text,
+                rest=rest)
+
+
+def _path_cells(store: FactStore, prediction: Prediction) -> list[Cell]:
+    """The winner's cells in hop order, then each rival's new cells in rank order."""
+    paths = [prediction.winner] + [c for c in prediction.candidates
+                                   if c is not prediction.winner]
+    seen: set[tuple[str, str, int]] = set()
+    out = []
+    for path in paths:
+        relations = tuple(h.relation for h in path.hops)
+        for at, hop in enumerate(path.hops):
+            cell = _cell_of(hop, relations[at + 1:])
+            mine = (*cell.key, cell.serial)
+            if mine not in seen:
+                seen.add(mine)
+                out.append(cell)
+    return out
+
+
+def _frontier(store: FactStore) -> Iterator[Cell]:
+    for subject, head in store.frontier():
+        yield _head_cell(subject, head)
+
+
+def _head_cell(subject: str, version, mark: str = "") -> Cell:
+    return Cell(subject, version.key[1], version.value, version.serial, version.line,
+                version.text, mark)
+
+
+def _sharing_words(store: FactStore, question: str) -> list[Cell]:
+    """The frontier cells whose subject, relation or value share a word with the question, the
+    rarer the words shared the earlier (each word weighs log(cells / cells holding it), so a
+    word every line holds weighs nothing); ties in frontier order."""
+    asked = set(name_tokens(question))
+    if not asked:
+        return []
+    index = _word_index(store)
+    total = len(index["cells"])
+    weights = {w: math.log(total / len(index["holding"][w])) for w in asked
+               if w in index["holding"]}
+    scores: dict[int, float] = {}
+    for word, weight in weights.items():
+        if weight <= 0:
+            continue
+        for at in index["holding"][word]:
+            scores[at] = scores.get(at, 0.0) + weight
+    ranked = sorted(scores, key=lambda at: (-round(scores[at], 9), at))
+    cells = index["cells"]
+    return [Cell(*_fields(cells[at]), mark=SHARES_WORDS) for at in ranked]
+
+
+def _fields(cell: Cell) -> tuple:
+    return cell.subject, cell.relation, cell.value, cell.serial, cell.line, cell.text
+
+
+def _word_index(store: FactStore) -> dict:
+    """The frontier's cells and, per word, the cells holding it: kept in the store's read
+    cache (emptied when the store changes), since it reads every key."""
+    cache = store.read_cache("readout-words")
+    if "cells" not in cache:
+        cells = list(_frontier(store))
+        holding: dict[str, list[int]] = {}
+        for at, cell in enumerate(cells):
+            words = set(name_tokens(cell.subject)) | set(cell.relation.split("_")) \
+                | set(name_tokens(cell.value))
+            for word in words:
+                holding.setdefault(word, []).append(at)
+        cache["holding"], cache["cells"] = holding, cells
+    return cache
+
+
+# ---- the lines ------------------------------------------------------------------------------
+def _lines(store: FactStore, cells: Iterable[Cell], modes: tuple[str, ...]) -> Iterator[str]:
+    """Each cell's line, then per mode each cell's disclosed lines. Made as they are read: a cut
+    stops the making (a key thousands of versions deep costs the lines that fit)."""
+    if not modes:
+        return (_cell_line(store, cell) for cell in cells)
+    cells = list(cells)
+    return chain((_cell_line(store, cell) for cell in cells),
+                 *(_disclosed(store, cells, _DISCLOSED[mode]) for mode in modes))
+
+
+def _disclosed(store: FactStore, cells: list[Cell], lines_of) -> Iterator[str]:
+    for cell in cells:
+        yield from lines_of(store, cell)
+
+
+def line(prefix: str, subject: str, relation: str, value: str) -> str:
+    """One readout line: `[prefix] subject | relation = value`, the fields escaped."""
+    return f"[{prefix}] {escape.readout(subject)} | {relation} = {escape.readout(value)}"
+
+
+def _cell_line(store: FactStore, cell: Cell) -> str:
+    prefix = f"#{cell.serial}"
+    if cell.mark:
+        prefix += f" {cell.mark}"
+    else:
+        version = _version(store, cell)
+        head = store.ledger.head(cell.key)
+        if version is not None and head is not None and version.id != head.id:
+            prefix += f" {version.status}; current #{head.serial}" \
+                if version.status == SUPERSEDED else f" {version.status}"
+        elif head is not None and head.status == CONTESTED:
+            prefix += f" {CONTESTED}"
+    return line(prefix, cell.subject, cell.relation, cell.value)
+
+
+def _version(store: FactStore, cell: Cell):
+    """The ledger version the cell is (by its evidence), None if the ledger has none."""
+    ledger = store.ledger
+    for vid in _ids(store, cell):
+        ev = ledger.evidence(vid)
+        if ev.serial == cell.serial and ev.line == cell.line:
+            return ledger.version(vid)
+    return None
+
+
+def _ids(store: FactStore, cell: Cell):
+    return store.ledger.lineage_ids(cell.key)
+
+
+def _history(store: FactStore, cell: Cell) -> Iterator[str]:
+    """The key's versions a reader may take other than the cell's, newest first (open
+    alternatives left to `alternatives`), each followed by where the rest of the cell's path
+    leads from it."""
+    ledger = store.ledger
+    open_ = {v.id for v in ledger.alternatives(cell.key)}
+    head = ledger.head(cell.key)
+    for vid in _ids(store, cell):
+        if vid in open_:
+            continue
+        ev = ledger.evidence(vid)
+        if ev.serial == cell.serial and ev.line == cell.line:
+            continue
+        kind = "current" if head is not None and vid == head.id else HISTORY
+        value = ledger.value(vid)
+        yield line(f"#{ev.serial} {kind}", cell.subject, cell.relation, value)
+        yield from _onwards(store, value, cell.rest, ev.serial)
+
+
+def _onwards(store: FactStore, entity: str, relations: tuple[str, ...], serial: int
+             ) -> Iterator[str]:
+    """Where the path's remaining `relations` lead from `entity` (an older value of one of its
+    hops), as the search steps (the latest version first): each cell, then its own history
+    and where that leads. What the question asks of that value."""
+    if not relations:
+        return
+    hops = latest_hops(store, entity, relations[0])
+    if not hops:
+        return
+    cell = _cell_of(hops[0], relations[1:])
+    yield line(f"#{cell.serial} after #{serial}", cell.subject, cell.relation, cell.value)
+    yield from _history(store, cell)
+    yield from _onwards(store, cell.value, cell.rest, cell.serial)
+
+
+def _alternatives(store: FactStore, cell: Cell) -> Iterator[str]:
+    """The other parties of the cell's contest: the head and the open alternatives."""
+    ledger = store.ledger
+    alternatives = ledger.alternatives(cell.key)
+    if not alternatives:
+        return
+    head = ledger.head(cell.key)
+    for version in ((head,) if head is not None else ()) + alternatives:
+        if version.serial == cell.serial and version.line == cell.line:
+            continue
+        kind = "contested head" if head is not None and version.id == head.id \
+            else "alternative"
+        yield line(f"#{version.serial} {kind}", cell.subject, cell.relation, version.value)
+
+
+def _support(store: FactStore, cell: Cell) -> Iterator[str]:
+    """The cell's evidence line, then the observations that support its version."""
+    yield f"[#{cell.serial} support, line {cell.line}] {escape.readout(cell.text)}"
+    version = _version(store, cell)
+    if version is not None and version.support > 1:
+        for ev in store.ledger.observations(version.id):
+            yield f"[#{cell.serial} support, line {ev.line}] {escape.readout(ev.text)}"
+
+
+_DISCLOSED = {HISTORY: _history, ALTERNATIVES: _alternatives, SUPPORT: _support}
