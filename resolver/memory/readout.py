@@ -117,8 +117,7 @@ def _cell_of(hop: Hop, rest: tuple[str, ...] = ()) -> Cell:
 
 def _path_cells(store: FactStore, prediction: Prediction) -> list[Cell]:
     """The winner's cells in hop order, then each rival's new cells in rank order."""
-    paths = [prediction.winner] + [c for c in prediction.candidates
-                                   if c is not prediction.winner]
+    paths = (prediction.winner, *prediction.candidates)
     seen: set[tuple[str, str, int]] = set()
     out = []
     for path in paths:
@@ -264,7 +263,7 @@ def _onwards(store: FactStore, entity: str, relations: tuple[str, ...], serial: 
     if not hops:
         return
     cell = _cell_of(hops[0], relations[1:])
-    yield line(f"#{cell.serial} after #{serial}", cell.subject, cell.relation, cell.value)
+    yield line(f"#{cell.serial} via #{serial}", cell.subject, cell.relation, cell.value)
     yield from _history(store, cell)
     yield from _onwards(store, cell.value, cell.rest, cell.serial)
 
