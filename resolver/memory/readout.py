@@ -3,8 +3,9 @@ line per cell, the cells that matter most first, cut to a budget of characters.
 
 A question's cells are the facts its paths touch (a `Prediction`: the winning path, then the
 rival candidates in rank order), each once; then, per disclosure asked, the same cells'
-`history` (the key's other versions a reader may take, newest first), `alternatives` (the other
-parties of a contested key) and `support` (the evidence lines). With no prediction, the cells are
+`history` (the key's other versions a reader may take, newest first, each with where the rest of
+the path leads from it), `alternatives` (the other parties of a contested key) and `support`
+(the evidence lines). With no prediction, the cells are
 the whole frontier; a question no path answers gets the frontier lines sharing its words. The
 line format, the ranking and the budget's rules are in docs/readout.md; every field of a line is
 escaped with `escape.readout`. It reads a store and a prediction only, so a run writes its
@@ -13,7 +14,7 @@ No gold here."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Iterable, Iterator
 
@@ -84,7 +85,7 @@ def render(store: FactStore, prediction: Prediction | None = None, *,
         cells = _frontier(store)
     else:
         budget = QUESTION_BUDGET if budget is None else budget
-        cells = _path_cells(store, prediction) if prediction.winner is not None \
+        cells = _path_cells(prediction) if prediction.winner is not None \
             else _sharing_words(store, prediction.question)
     return fit(_lines(store, cells, modes), budget)
 
@@ -95,13 +96,13 @@ def fit(lines: Iterable[str], budget: int | None) -> str:
     CUT."""
     out: list[str] = []
     used = 0
-    for line in lines:
-        size = len(line) + (1 if out else 0)
+    for text in lines:
+        size = len(text) + (1 if out else 0)
         if budget is not None and used + size > budget:
             if not out:
-                return line[:budget - len(CUT)] + CUT
+                return text[:budget - len(CUT)] + CUT
             break
-        out.append(line)
+        out.append(text)
         used += size
     return "\n".join(out)
 
@@ -115,7 +116,7 @@ def _cell_of(hop: Hop, rest: tuple[str, ...] = ()) -> Cell:
                 rest=rest)
 
 
-def _path_cells(store: FactStore, prediction: Prediction) -> list[Cell]:
+def _path_cells(prediction: Prediction) -> list[Cell]:
     """The winner's cells in hop order, then each rival's new cells in rank order."""
     paths = (prediction.winner, *prediction.candidates)
     seen: set[tuple[str, str, int]] = set()
@@ -133,12 +134,7 @@ def _path_cells(store: FactStore, prediction: Prediction) -> list[Cell]:
 
 def _frontier(store: FactStore) -> Iterator[Cell]:
     for subject, head in store.frontier():
-        yield _head_cell(subject, head)
-
-
-def _head_cell(subject: str, version, mark: str = "") -> Cell:
-    return Cell(subject, version.key[1], version.value, version.serial, version.line,
-                version.text, mark)
+        yield Cell(subject, head.key[1], head.value, head.serial, head.line, head.text)
 
 
 def _sharing_words(store: FactStore, question: str) -> list[Cell]:
@@ -160,11 +156,7 @@ def _sharing_words(store: FactStore, question: str) -> list[Cell]:
             scores[at] = scores.get(at, 0.0) + weight
     ranked = sorted(scores, key=lambda at: (-round(scores[at], 9), at))
     cells = index["cells"]
-    return [Cell(*_fields(cells[at]), mark=SHARES_WORDS) for at in ranked]
-
-
-def _fields(cell: Cell) -> tuple:
-    return cell.subject, cell.relation, cell.value, cell.serial, cell.line, cell.text
+    return [replace(cells[at], mark=SHARES_WORDS) for at in ranked]
 
 
 def _word_index(store: FactStore) -> dict:
@@ -187,16 +179,12 @@ def _word_index(store: FactStore) -> dict:
 def _lines(store: FactStore, cells: Iterable[Cell], modes: tuple[str, ...]) -> Iterator[str]:
     """Each cell's line, then per mode each cell's disclosed lines. Made as they are read: a cut
     stops the making (a key thousands of versions deep costs the lines that fit)."""
+    lines = _Lines(store)
     if not modes:
-        return (_cell_line(store, cell) for cell in cells)
+        return (lines.cell(cell) for cell in cells)
     cells = list(cells)
-    return chain((_cell_line(store, cell) for cell in cells),
-                 *(_disclosed(store, cells, _DISCLOSED[mode]) for mode in modes))
-
-
-def _disclosed(store: FactStore, cells: list[Cell], lines_of) -> Iterator[str]:
-    for cell in cells:
-        yield from lines_of(store, cell)
+    return chain((lines.cell(cell) for cell in cells),
+                 *(lines.disclosed(cells, mode) for mode in modes))
 
 
 def line(prefix: str, subject: str, relation: str, value: str) -> str:
@@ -204,92 +192,111 @@ def line(prefix: str, subject: str, relation: str, value: str) -> str:
     return f"[{prefix}] {escape.readout(subject)} | {relation} = {escape.readout(value)}"
 
 
-def _cell_line(store: FactStore, cell: Cell) -> str:
-    prefix = f"#{cell.serial}"
-    if cell.mark:
-        prefix += f" {cell.mark}"
-    else:
-        version = _version(store, cell)
-        head = store.ledger.head(cell.key)
-        if version is not None and head is not None and version.id != head.id:
-            prefix += f" {version.status}; current #{head.serial}" \
-                if version.status == SUPERSEDED else f" {version.status}"
-        elif head is not None and head.status == CONTESTED:
-            prefix += f" {CONTESTED}"
-    return line(prefix, cell.subject, cell.relation, cell.value)
+class _Lines:
+    """The lines of one readout. A version is shown once: a disclosure passes over a version
+    an earlier line showed (another cell of its key, another path's history), though history
+    still follows the path on from it."""
 
+    def __init__(self, store: FactStore) -> None:
+        self.store, self.ledger = store, store.ledger
+        self.shown: set[tuple] = set()
+        self.supported: set[tuple] = set()
 
-def _version(store: FactStore, cell: Cell):
-    """The ledger version the cell is (by its evidence), None if the ledger has none."""
-    ledger = store.ledger
-    for vid in _ids(store, cell):
-        ev = ledger.evidence(vid)
-        if ev.serial == cell.serial and ev.line == cell.line:
-            return ledger.version(vid)
-    return None
+    def _new(self, key: tuple[str, str], serial: int, value: str) -> bool:
+        """Whether the version is not shown yet (and from now on it is)."""
+        mine = (key, serial, value)
+        if mine in self.shown:
+            return False
+        self.shown.add(mine)
+        return True
 
+    def cell(self, cell: Cell) -> str:
+        self._new(cell.key, cell.serial, cell.value)
+        prefix = f"#{cell.serial}"
+        if cell.mark:
+            prefix += f" {cell.mark}"
+        else:
+            version = self._version(cell)
+            head = self.ledger.head(cell.key)
+            if version is not None and head is not None and version.id != head.id:
+                prefix += f" {version.status}; current #{head.serial}" \
+                    if version.status == SUPERSEDED else f" {version.status}"
+            elif head is not None and head.status == CONTESTED:
+                prefix += f" {CONTESTED}"
+        return line(prefix, cell.subject, cell.relation, cell.value)
 
-def _ids(store: FactStore, cell: Cell):
-    return store.ledger.lineage_ids(cell.key)
+    def disclosed(self, cells: list[Cell], mode: str) -> Iterator[str]:
+        lines_of = {HISTORY: self.history, ALTERNATIVES: self.alternatives,
+                    SUPPORT: self.support}[mode]
+        for cell in cells:
+            yield from lines_of(cell)
 
+    def _version(self, cell: Cell):
+        """The ledger version the cell is (by its evidence), None if the ledger has none."""
+        ledger = self.ledger
+        for vid in ledger.lineage_ids(cell.key):
+            ev = ledger.evidence(vid)
+            if ev.serial == cell.serial and ev.line == cell.line:
+                return ledger.version(vid)
+        return None
 
-def _history(store: FactStore, cell: Cell) -> Iterator[str]:
-    """The key's versions a reader may take other than the cell's, newest first (open
-    alternatives left to `alternatives`), each followed by where the rest of the cell's path
-    leads from it."""
-    ledger = store.ledger
-    open_ = {v.id for v in ledger.alternatives(cell.key)}
-    head = ledger.head(cell.key)
-    for vid in _ids(store, cell):
-        if vid in open_:
-            continue
-        ev = ledger.evidence(vid)
-        if ev.serial == cell.serial and ev.line == cell.line:
-            continue
-        kind = "current" if head is not None and vid == head.id else HISTORY
-        value = ledger.value(vid)
-        yield line(f"#{ev.serial} {kind}", cell.subject, cell.relation, value)
-        yield from _onwards(store, value, cell.rest, ev.serial)
+    def history(self, cell: Cell) -> Iterator[str]:
+        """The key's versions a reader may take other than the cell's, newest first (open
+        alternatives left to `alternatives`), each followed by where the rest of the cell's
+        path leads from it (`onwards`)."""
+        ledger = self.ledger
+        open_ = {v.id for v in ledger.alternatives(cell.key)}
+        head = ledger.head(cell.key)
+        for vid in ledger.lineage_ids(cell.key):
+            if vid in open_:
+                continue
+            ev = ledger.evidence(vid)
+            if ev.serial == cell.serial and ev.line == cell.line:
+                continue
+            value = ledger.value(vid)
+            if self._new(cell.key, ev.serial, value):
+                kind = "current" if head is not None and vid == head.id else HISTORY
+                yield line(f"#{ev.serial} {kind}", cell.subject, cell.relation, value)
+            yield from self.onwards(value, cell.rest, ev.serial)
 
+    def onwards(self, entity: str, relations: tuple[str, ...], serial: int) -> Iterator[str]:
+        """Where the path's remaining `relations` lead from `entity` (an older value of one of
+        its hops), as the search steps (the latest version first): each cell, marked with the
+        serial it comes from, then its own history and where that leads. What the question
+        asks of that value."""
+        if not relations:
+            return
+        hops = latest_hops(self.store, entity, relations[0])
+        if not hops:
+            return
+        cell = _cell_of(hops[0], relations[1:])
+        if self._new(cell.key, cell.serial, cell.value):
+            yield line(f"#{cell.serial} via #{serial}", cell.subject, cell.relation, cell.value)
+        yield from self.history(cell)
+        yield from self.onwards(cell.value, cell.rest, cell.serial)
 
-def _onwards(store: FactStore, entity: str, relations: tuple[str, ...], serial: int
-             ) -> Iterator[str]:
-    """Where the path's remaining `relations` lead from `entity` (an older value of one of its
-    hops), as the search steps (the latest version first): each cell, then its own history
-    and where that leads. What the question asks of that value."""
-    if not relations:
-        return
-    hops = latest_hops(store, entity, relations[0])
-    if not hops:
-        return
-    cell = _cell_of(hops[0], relations[1:])
-    yield line(f"#{cell.serial} via #{serial}", cell.subject, cell.relation, cell.value)
-    yield from _history(store, cell)
-    yield from _onwards(store, cell.value, cell.rest, cell.serial)
+    def alternatives(self, cell: Cell) -> Iterator[str]:
+        """The other parties of the cell's contest: the head and the open alternatives."""
+        ledger = self.ledger
+        alternatives = ledger.alternatives(cell.key)
+        if not alternatives:
+            return
+        head = ledger.head(cell.key)
+        for version in ((head,) if head is not None else ()) + alternatives:
+            if self._new(cell.key, version.serial, version.value):
+                kind = "contested head" if head is not None and version.id == head.id \
+                    else "alternative"
+                yield line(f"#{version.serial} {kind}", cell.subject, cell.relation,
+                           version.value)
 
-
-def _alternatives(store: FactStore, cell: Cell) -> Iterator[str]:
-    """The other parties of the cell's contest: the head and the open alternatives."""
-    ledger = store.ledger
-    alternatives = ledger.alternatives(cell.key)
-    if not alternatives:
-        return
-    head = ledger.head(cell.key)
-    for version in ((head,) if head is not None else ()) + alternatives:
-        if version.serial == cell.serial and version.line == cell.line:
-            continue
-        kind = "contested head" if head is not None and version.id == head.id \
-            else "alternative"
-        yield line(f"#{version.serial} {kind}", cell.subject, cell.relation, version.value)
-
-
-def _support(store: FactStore, cell: Cell) -> Iterator[str]:
-    """The cell's evidence line, then the observations that support its version."""
-    yield f"[#{cell.serial} support, line {cell.line}] {escape.readout(cell.text)}"
-    version = _version(store, cell)
-    if version is not None and version.support > 1:
-        for ev in store.ledger.observations(version.id):
-            yield f"[#{cell.serial} support, line {ev.line}] {escape.readout(ev.text)}"
-
-
-_DISCLOSED = {HISTORY: _history, ALTERNATIVES: _alternatives, SUPPORT: _support}
+    def support(self, cell: Cell) -> Iterator[str]:
+        """The cell's evidence line, then the observations that support its version."""
+        mine = (cell.key, cell.serial, cell.line)
+        if mine in self.supported:
+            return
+        self.supported.add(mine)
+        yield f"[#{cell.serial} support, line {cell.line}] {escape.readout(cell.text)}"
+        version = self._version(cell)
+        if version is not None and version.support > 1:
+            for ev in self.ledger.observations(version.id):
+                yield f"[#{cell.serial} support, line {ev.line}] {escape.readout(ev.text)}"

@@ -40,6 +40,7 @@ from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import ServeConfig
 from resolver.serve.conversation import (WHOLE_MESSAGE, Conversation, Remembered, remember,
                                          split)
+from resolver.serve.readout import reply_answer
 from resolver.serve.reply import chunks, completion, factres_field, usage
 from resolver.serve.request import ChatRequest, parse_request
 
@@ -117,6 +118,7 @@ class Service:
             # the memory refuses only what it was asked (the question): the client's input
             raise bad_request(f"The question cannot be answered: {exc}", param="messages",
                               code="invalid_value") from None
+        answer = reply_answer(request.model, remembered.memory, answer)
         clock.lap("query")
         extra = factres_field(answer, remembered, cached, self.config.describe())
         counts = usage(conversation, remembered, answer)
