@@ -88,9 +88,8 @@ def prune_command(file: str) -> None:
                          path="standard input" if file == "-" else file,
                          expected="a UTF-8 text of numbered facts") from None
     pruned = prune(text)
-    out = click.get_binary_stream("stdout")
-    out.write(pruned.text.encode("utf-8"))
-    out.flush()
+    sys.stdout.buffer.write(pruned.text.encode("utf-8"))
+    sys.stdout.flush()
     click.echo(f"prune: {pruned.kept + pruned.dropped} facts, {pruned.dropped} superseded and "
                f"dropped, {pruned.kept} kept; {pruned.unparsed} piece(s) of text that fit no "
                "template kept as they are", err=True)
