@@ -6,6 +6,11 @@ the question no path answers, the escaping, and every readout of the dev rows wi
 budget with the right answers in the 600-character one."""
 from __future__ import annotations
 
+import contextlib
+import io
+import re
+from pathlib import Path
+
 import pytest
 
 from resolver.errors import InputError
@@ -213,6 +218,16 @@ def test_mode_plain_reads_out_the_plain_path():
 def test_fields_are_escaped_so_a_line_is_one_line_and_splits_one_way():
     store = FactStore([Fact(0, "Tab\there", "employer", "a = b | c\nd \\n", 1, "0. x")])
     assert render(store) == "[#0] Tab\\there | employer = a \\= b \\| c\\nd \\\\n"
+
+
+def test_the_docs_example_prints_what_the_page_shows():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "readout.md").read_text("utf-8")
+    code = re.search(r"^```python\n(.*?)^```", page, re.S | re.M)[1]
+    shown = re.search(r"^prints\n\n```text\n(.*?)^```", page, re.S | re.M)[1]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "docs/readout.md", "exec"), {})
+    assert printed.getvalue() == shown
 
 
 def test_readouts_are_deterministic():

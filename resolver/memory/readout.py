@@ -24,7 +24,7 @@ from resolver.search.candidates import Hop
 from resolver.search.hops import latest_hops
 from resolver.search.resolve import Prediction
 from resolver.store.fact_store import FactStore, name_tokens, norm
-from resolver.store.provenance import CONTESTED, SUPERSEDED
+from resolver.store.provenance import ACTIVE, CONTESTED, SUPERSEDED
 
 HISTORY, ALTERNATIVES, SUPPORT = "history", "alternatives", "support"
 DISCLOSURES = (HISTORY, ALTERNATIVES, SUPPORT)
@@ -45,6 +45,8 @@ class Cell:
     text: str
     mark: str = ""             # why the line is there, when not a path's cell ("shares words")
     rest: tuple[str, ...] = () # the relations the cell's path goes on with after it
+    taken: int = -1            # the hop's version (0: the key's latest), -1 when not known
+    status: str = ""           # the version's ledger status as the hop read it ("": not known)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -111,30 +113,30 @@ def fit(lines: Iterable[str], budget: int | None) -> str:
 def _cell_of(hop: Hop, rest: tuple[str, ...] = ()) -> Cell:
     if hop.reverse:          # followed from the object: the fact is the object's
         return Cell(hop.object, hop.relation, hop.subject, hop.serial, hop.line, hop.text,
-                    rest=rest)
-    return Cell(hop.subject, hop.relation, hop.object, hop.serial, hop.line, hop.text,
-                rest=rest)
+                    "", rest, hop.version, hop.status)
+    return Cell(hop.subject, hop.relation, hop.object, hop.serial, hop.line, hop.text, "",
+                rest, hop.version, hop.status)
 
 
 def _path_cells(prediction: Prediction) -> list[Cell]:
     """The winner's cells in hop order, then each rival's new cells in rank order."""
     paths = (prediction.winner, *prediction.candidates)
-    seen: set[tuple[str, str, int]] = set()
+    seen: set[tuple[int, int, str]] = set()      # a fact: its serial, line and relation
     out = []
     for path in paths:
-        relations = tuple(h.relation for h in path.hops)
-        for at, hop in enumerate(path.hops):
-            cell = _cell_of(hop, relations[at + 1:])
-            mine = (*cell.key, cell.serial)
+        hops = path.hops
+        for at, hop in enumerate(hops):
+            mine = (hop.serial, hop.line, hop.relation)
             if mine not in seen:
                 seen.add(mine)
-                out.append(cell)
+                out.append(_cell_of(hop, tuple(h.relation for h in hops[at + 1:])))
     return out
 
 
 def _frontier(store: FactStore) -> Iterator[Cell]:
     for subject, head in store.frontier():
-        yield Cell(subject, head.key[1], head.value, head.serial, head.line, head.text)
+        yield Cell(subject, head.key[1], head.value, head.serial, head.line, head.text,
+                   taken=0, status=head.status)
 
 
 def _sharing_words(store: FactStore, question: str) -> list[Cell]:
@@ -215,13 +217,19 @@ class _Lines:
         prefix = f"#{cell.serial}"
         if cell.mark:
             prefix += f" {cell.mark}"
+        elif cell.taken == 0 and cell.status in (ACTIVE, CONTESTED):
+            # the key's head, as the hop read it (from the same ledger)
+            prefix += f" {CONTESTED}" if cell.status == CONTESTED else ""
         else:
-            version = self._version(cell)
-            head = self.ledger.head(cell.key)
-            if version is not None and head is not None and version.id != head.id:
-                prefix += f" {version.status}; current #{head.serial}" \
-                    if version.status == SUPERSEDED else f" {version.status}"
-            elif head is not None and head.status == CONTESTED:
+            ledger = self.ledger
+            ids = ledger.lineage_ids(cell.key)
+            head = ids[0] if len(ids) else None
+            vid = self._vid(cell, ids)
+            if vid is not None and head is not None and vid != head:
+                status = ledger.status(vid)
+                prefix += f" {status}; current #{ledger.evidence(head).serial}" \
+                    if status == SUPERSEDED else f" {status}"
+            elif head is not None and ledger.status(head) == CONTESTED:
                 prefix += f" {CONTESTED}"
         return line(prefix, cell.subject, cell.relation, cell.value)
 
@@ -231,13 +239,13 @@ class _Lines:
         for cell in cells:
             yield from lines_of(cell)
 
-    def _version(self, cell: Cell):
-        """The ledger version the cell is (by its evidence), None if the ledger has none."""
-        ledger = self.ledger
-        for vid in ledger.lineage_ids(cell.key):
-            ev = ledger.evidence(vid)
-            if ev.serial == cell.serial and ev.line == cell.line:
-                return ledger.version(vid)
+    def _vid(self, cell: Cell, ids) -> int | None:
+        """The id among `ids` of the version the cell is (by its evidence), None if none."""
+        evidence = self.ledger.evidence
+        for vid in ids:
+            ev = evidence(vid)
+            if ev.line == cell.line and ev.serial == cell.serial:
+                return vid
         return None
 
     def history(self, cell: Cell) -> Iterator[str]:
@@ -245,17 +253,20 @@ class _Lines:
         alternatives left to `alternatives`), each followed by where the rest of the cell's
         path leads from it (`onwards`)."""
         ledger = self.ledger
+        ids = ledger.lineage_ids(cell.key)
+        if len(ids) < 2:
+            return
         open_ = {v.id for v in ledger.alternatives(cell.key)}
-        head = ledger.head(cell.key)
-        for vid in ledger.lineage_ids(cell.key):
+        head = ids[0]
+        for vid in ids:
             if vid in open_:
                 continue
             ev = ledger.evidence(vid)
-            if ev.serial == cell.serial and ev.line == cell.line:
+            if ev.line == cell.line and ev.serial == cell.serial:
                 continue
             value = ledger.value(vid)
             if self._new(cell.key, ev.serial, value):
-                kind = "current" if head is not None and vid == head.id else HISTORY
+                kind = "current" if vid == head else HISTORY
                 yield line(f"#{ev.serial} {kind}", cell.subject, cell.relation, value)
             yield from self.onwards(value, cell.rest, ev.serial)
 
@@ -296,7 +307,7 @@ class _Lines:
             return
         self.supported.add(mine)
         yield f"[#{cell.serial} support, line {cell.line}] {escape.readout(cell.text)}"
-        version = self._version(cell)
-        if version is not None and version.support > 1:
-            for ev in self.ledger.observations(version.id):
+        vid = self._vid(cell, self.ledger.lineage_ids(cell.key))
+        if vid is not None and self.ledger.version(vid).support > 1:
+            for ev in self.ledger.observations(vid):
                 yield f"[#{cell.serial} support, line {ev.line}] {escape.readout(ev.text)}"
