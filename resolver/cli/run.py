@@ -115,6 +115,9 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
         what = "is a source" if len(off) == 1 else "are sources"
         click.echo(f"note: {', '.join(off)} {what} of the {other} split (dev is 6K; test is "
                    "32K, 64K and 262K); recorded in meta.json", err=True)
+    neither = protocol.neither_split_note(row["source"] for row in run.predictions)
+    if neither:
+        click.echo(f"note: {escape.terminal(neither)}", err=True)
     if record["frozen"] and record["frozen_commit"] != record["commit"]:
         click.echo(f"note: frozen at commit {str(record['frozen_commit'])[:12]}, run at "
                    f"{str(record['commit'])[:12]}: every package file, version, plan set and "

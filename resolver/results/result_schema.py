@@ -307,7 +307,8 @@ class ImportedMetaJson(TypedDict):
     data_sha256: dict[str, str]
     cwd: NotRequired[str]          # what a relative path of `data` is relative to
     split: str                     # the splits of the sources, joined by "+" ("dev", "test")
-    splits: dict[str, str]         # source -> "dev" (6K), "test" (32K-262K) or "other"
+    splits: dict[str, str]         # source -> "dev" (6K), "test" (32K-262K), "neither" (not
+                                   # an official source; "other" before issue 30)
     scoring: dict[str, str]        # the metric, its rule and which gold
     bootstrap: dict[str, Any]
     files: list[ImportedFile]

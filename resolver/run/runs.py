@@ -32,7 +32,7 @@ from resolver.results.result_schema import (
     results_root,
 )
 from resolver.run import run_folder, tables
-from resolver.run.config import RunConfig
+from resolver.run.config import SPLITS, RunConfig
 from resolver.run.identity import (
     LEXICON_FILES,
     LIVE_COMPILER_FILES,
@@ -46,7 +46,6 @@ from resolver.search.confidence import ABSTAINED, abstention, below, rank
 from resolver.search.resolve import Prediction, resolve_dataset, resolve_question
 from resolver.text.grammar import grammar_sha256
 
-SPLITS = ("dev", "test")
 FALLBACK_NOTE = "fallback:"    # the note of a plan a model planner did not make (compile_ollama)
 UNPARSED_SHOWN = 5             # unparsed lines named in meta.json and on stderr
 # The readouts whose sizes readout.jsonl records per question: (budget, disclosure modes).
