@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from resolver.store.fact_store import norm
 from resolver.text import segment
-from resolver.text.facts import BOM, parse_fact_lines, reads_as_fact
+from resolver.text.facts import BOM, HEADER, parse_fact_lines, reads_as_fact
 
 _SPACED_SERIAL = re.compile(r"(\d+)\. ")
 
@@ -39,16 +39,18 @@ def prune(text: str) -> Pruned:
         raise InputError(f"a context must be text, not {type(text).__name__}",
                          expected="a str of numbered facts")
     body = text[len(BOM):] if text.startswith(BOM) else text
-    lines = body.split("\n")
+    # CRLF ends a line as LF does (as `factres parse` reads it): the CR is kept for the output
+    lines = [(line[:-1], "\r") if line.endswith("\r") else (line, "")
+             for line in body.split("\n")]
     pieces: list[tuple[int, str]] = []            # (line index, piece text)
     previous = None
-    for at, line in enumerate(lines):
-        if not line.strip():
-            continue
+    for at, (line, _) in enumerate(lines):
+        if not line.strip(segment.BLANKS) or line.strip(segment.BLANKS) == HEADER:
+            continue                               # blank, or the header: kept, not a fact
         if segment.MAYBE_SEVERAL.search(line):
             found, _, previous = segment.split_line(line, True, previous, reads_as_fact)
         else:
-            found = [line.strip()]
+            found = [line.strip(segment.BLANKS)]
             own = segment.SERIAL.match(found[0])
             previous = segment.number(own.group(1)) if own else previous
         pieces += [(at, piece) for piece in found]
@@ -65,10 +67,10 @@ def prune(text: str) -> Pruned:
     for number, (at, piece) in enumerate(pieces):
         by_line.setdefault(at, []).append((piece, number in dropped))
     out = []
-    for at, line in enumerate(lines):
+    for at, (line, end) in enumerate(lines):
         cut = _without(line, by_line.get(at, ()))
         if cut is not None:
-            out.append(cut)
+            out.append(cut + end)
     pruned = "\n".join(out)
     return Pruned((BOM if text.startswith(BOM) else "") + pruned,
                   len(facts) - len(dropped), len(dropped), len(unparsed))
@@ -97,10 +99,10 @@ def _without(line: str, pieces) -> str | None:
         kept += line[end:start]
         end = stop
         # the blanks after a dropped fact go with it
-        while end < len(line) and line[end] in " \t":
+        while end < len(line) and line[end] in segment.BLANKS:
             end += 1
     if spans and spans[-1][2]:
         # the line's last piece dropped: the blanks before it go too, its line end stays
-        kept = kept.rstrip(" \t")
+        kept = kept.rstrip(segment.BLANKS)
     kept += line[end:]
-    return kept if kept.strip() else None
+    return kept if kept.strip(segment.BLANKS) else None
