@@ -141,9 +141,13 @@ def run_command(data, plans, split, run_id, name, results_dir, reader, repair, h
 @click.argument("run")
 @click.option("--format", "fmt", type=click.Choice(sorted(tables.RENDERERS)), default="md",
               show_default=True, help="Markdown or LaTeX (booktabs).")
+@click.option("--read-size", is_flag=True,
+              help="Add the mean read size: the characters of each question's readout for an "
+                   "LLM reader (readout.jsonl), at 600 with no disclosure / at 2,400 with "
+                   "history and alternatives.")
 @results_dir_option()
 @library_errors
-def table_command(run, fmt, results_dir) -> None:
+def table_command(run, fmt, read_size, results_dir) -> None:
     """Print the score table of a finished run (a run id or a run folder), re-rendered from
     its metrics.json.
 
@@ -151,7 +155,14 @@ def table_command(run, fmt, results_dir) -> None:
     """
     from resolver.results.reader import read_run
     folder = read_run(run, results_dir)
-    click.echo(tables.score_table(folder.meta, folder.metrics["rows"], fmt), nl=False)
+    reads = None
+    if read_size:
+        if folder.readout is None:
+            raise InputError(f"run {folder.name} has no readout.jsonl (made before runs "
+                             "recorded their read sizes, or imported)", path=str(folder.path),
+                             expected="a run made by factres run since readouts were recorded")
+        reads = tables.read_sizes(folder.metrics["rows"], folder.predictions, folder.readout)
+    click.echo(tables.score_table(folder.meta, folder.metrics["rows"], fmt, reads), nl=False)
     for note in folder.notes:       # what the reader could not check (its data not found)
         click.echo(f"note: {escape.terminal(note)}", err=True)
 

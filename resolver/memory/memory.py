@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from resolver.errors import InputError
 from resolver.haystack import Question
 from resolver.mab import harness
+from resolver.memory.readout import check as check_readout
+from resolver.memory.readout import render as render_readout
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, FactReader, Report
 from resolver.plan.planning import LIVE_SETS, compile_live
 from resolver.search.candidates import Hop
@@ -335,6 +337,43 @@ class Memory:
             resolve = resolve_question if mode == "search" else resolve_question_plain
             prediction = resolve(q, self._store, compiled)
         return _answer(prediction, abstain_below)
+
+    def readout(self, question: str | None = None, *, disclose: tuple[str, ...] | str = (),
+                budget: int | None = None, mode: str | None = None) -> str:
+        """The memory's state for one question as short text for a language model to read:
+        one line per cell (`[#serial] subject | relation = value`, the fields escaped), the
+        winning path's cells first, then the rival paths' cells in rank order; then, for each
+        `disclose` mode asked ("history", "alternatives", "support"), the same cells' older
+        versions (with where the rest of the path leads from each), the other parties of a
+        contested key, the evidence lines. The line format and the ranking are in
+        docs/readout.md.
+
+        Args:
+            question: a bare question or a whole harness prompt, as `query` takes; None: the
+                whole frontier, one line per key.
+            disclose: the disclosure modes, in the order their sections come.
+            budget: at most this many characters (with a question, default 600; with none,
+                no limit); whole lines are kept in rank order, and a budget shorter than the
+                first line gives that line cut, ending with "…".
+            mode: "search" or "plain" (the plain path), as `query`; default the memory's.
+
+        Returns:
+            The text, lines joined by line breaks ("" for an empty memory or a prompt without
+            a question). A question no path answers gives the frontier lines that share its
+            words, each marked "shares words"; never an exception.
+
+        Raises:
+            InputError: a budget below 1 or not an integer, an unknown disclosure mode (the
+                three are named), an unknown mode, a question that is not text.
+        """
+        disclose, budget = check_readout(disclose, budget)
+        with self._lock:
+            if question is None:
+                return render_readout(self.store, None, disclose=disclose, budget=budget)
+            prediction = self.query(question, mode=mode).prediction
+            if prediction is None:
+                return ""
+            return render_readout(self._store, prediction, disclose=disclose, budget=budget)
 
 
 def _plan_sets(plan_sets) -> tuple[str, ...]:

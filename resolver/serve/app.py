@@ -41,6 +41,7 @@ from resolver.serve.config import ServeConfig
 from resolver.serve.context_cut import cut_warnings
 from resolver.serve.conversation import (WHOLE_MESSAGE, Conversation, Remembered, remember,
                                          split)
+from resolver.serve.readout import reply_answer
 from resolver.serve.reply import chunks, completion, factres_field, usage
 from resolver.serve.request import ChatRequest, parse_request
 
@@ -118,6 +119,7 @@ class Service:
             # the memory refuses only what it was asked (the question): the client's input
             raise bad_request(f"The question cannot be answered: {exc}", param="messages",
                               code="invalid_value") from None
+        answer = reply_answer(request.model, remembered.memory, answer)
         clock.lap("query")
         warnings = cut_warnings(conversation.part.pieces)
         if warnings and not cached:         # once per context: when its memory is built
