@@ -50,11 +50,11 @@ def test_parallel_runs_claim_different_default_ids(tmp_path, monkeypatch):
     # claimed its id at its start, so the second takes the next suffix; neither fails.
     render, nested = tables.markdown, []
 
-    def markdown_with_a_second_run(rows, abstained=None, mode="search"):
+    def markdown_with_a_second_run(*args):
         if not nested:
             nested.append(None)
             nested[0] = execute(RunConfig(data=(str(SMALL),)), results=tmp_path)
-        return render(rows, abstained, mode)
+        return render(*args)
     monkeypatch.setattr(tables, "markdown", markdown_with_a_second_run)
     first = execute(RunConfig(data=(str(SMALL),)), results=tmp_path)
     assert nested[0].run_id == first.run_id + "-2"

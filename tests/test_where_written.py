@@ -45,8 +45,8 @@ WRITING = {
                       "mine-orders"]],
 }
 # Commands that write nothing (they print, or serve until stopped).
-READING = {"explain", "frontier", "history", "parse", "runs", "serve", "table", "plans list",
-           "plans show", "plans verify"}
+READING = {"explain", "frontier", "history", "parse", "prune", "readout", "runs", "serve",
+           "table", "plans list", "plans show", "plans verify"}
 
 
 def _commands() -> set[str]:
