@@ -11,7 +11,13 @@ from pathlib import Path
 import click
 
 from resolver.cli import make_main
-from resolver.cli.options import Seconds, data_option, library_errors, results_dir_option
+from resolver.cli.options import (
+    OutFolder,
+    Seconds,
+    data_option,
+    library_errors,
+    results_dir_option,
+)
 
 __all__ = ["explain_command", "main", "oracle"]
 
@@ -40,7 +46,7 @@ def oracle() -> None:
 
 def _output_options():
     """--out and --results-dir, which every oracle command takes."""
-    out = click.option("--out", type=click.Path(file_okay=False),
+    out = click.option("--out", type=OutFolder(),
                        help="Write into this folder (it must not exist) instead of "
                             "<results>/oracle-<command>-<tag>/.")
     results = results_dir_option("Where run folders are read and oracle folders written")
@@ -226,3 +232,12 @@ def explain_command(run, qids, as_json, results_dir) -> None:
         click.echo(dumps(explanations).decode("utf-8"), nl=False)
     else:
         click.echo(render(explanations), nl=False)
+
+
+def __getattr__(name: str):
+    # `reference`: the whole tree as the CLI reference page shows it (docs/cli.md, mkdocs-click),
+    # built only when the docs ask, since it loads every command
+    if name == "reference":
+        from resolver.cli.reference import for_docs
+        return for_docs(main)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,15 +14,17 @@ silently."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+import resolver.hub as hub
 from resolver.errors import InputError, MissingExtraError
 from resolver.store.fact_store import FactStore
 from resolver.strict_json import loads
-from resolver.text.facts import ParseResult
+from resolver.text.facts import NOTE_CRLF, ParseResult
 
 _SOURCE = re.compile(r"(?:^|_)(?P<kind>sh|mh)_(?P<size>\d+k)$")
 
@@ -89,7 +91,9 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def decode(data: bytes, path: str) -> tuple[str, tuple[str, ...]]:
-    """UTF-8 text with a BOM dropped and CRLF turned into LF; notes say what was handled."""
+    """UTF-8 text with a BOM dropped and CRLF turned into LF; notes say what was handled. A
+    carriage return alone is left to the reader of the format (a context's line holding one is
+    reported, a CSV reader ends a line there) and noted by it."""
     notes = []
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -100,9 +104,9 @@ def decode(data: bytes, path: str) -> tuple[str, tuple[str, ...]]:
         line = data[:exc.start].count(b"\n") + 1
         raise InputError(f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
                          path=path, line=line, expected="UTF-8 text") from None
-    if "\r" in text:
+    if "\r\n" in text:
         text = text.replace("\r\n", "\n")
-        notes.append("CRLF line endings read as LF")
+        notes.append(NOTE_CRLF)
     return text, tuple(notes)
 
 
@@ -152,8 +156,11 @@ MAX_QUESTION = 1000
 
 
 def read_rows(path: str | Path) -> tuple[list[dict], str, tuple[str, ...]]:
-    """Rows of a file and the file's sha256. A .txt file is one row with only a context."""
+    """Rows of a file and the file's sha256. A .txt file is one row with only a context;
+    "hf:NAME" is the FactConsolidation rows of a Hugging Face dataset (`resolver.hub`)."""
     path = str(path)
+    if hub.is_hub(path):
+        return hub.hub_rows(path)
     p = Path(path)
     if not p.exists():
         raise InputError("no such file", path=path)
@@ -302,13 +309,16 @@ def read_row(row, path: str, number: int) -> Row:
                tuple(questions), gold, notes)
 
 
-def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Dataset, Gold]:
+def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
+         ) -> tuple[Dataset, Gold]:
     """Load one or more haystack files: their rows, questions and one parsed store per context.
 
     Args:
-        paths: haystack files: Hugging Face rows (`.json`: one row, a list of rows or
-            `{"data": [rows]}`; `.jsonl`; `.parquet` with the `parquet` extra) or a bare
-            context (`.txt`, no questions). Each file once.
+        paths: haystack files (one path alone stands for itself): Hugging Face rows (`.json`:
+            one row, a list of rows or `{"data": [rows]}`; `.jsonl`; `.parquet` with the
+            `parquet` extra) or a bare context (`.txt`, no questions); or
+            `hf:ai-hyz/MemoryAgentBench`, its FactConsolidation rows through the `datasets`
+            library (the `hf` extra). Each once.
         use_cache: read and write the parse cache (`$FACTRES_CACHE`, else
             `$XDG_CACHE_HOME/factres`, else `~/.cache/factres`).
 
@@ -325,7 +335,13 @@ def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Datase
     # the parse cache sits beside the parser (keyed by context, grammar and parsing code)
     from resolver.text.cache import load_parse
 
-    paths = [str(p) for p in paths]
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]                  # one file, not the letters of its name
+    try:
+        paths = [os.fspath(p) for p in paths]
+    except TypeError:
+        raise InputError(f"paths must be file paths, not {type(paths).__name__} holding "
+                         "others", expected="a path (str or Path) or a list of them") from None
     if not paths:
         raise InputError("no input files given")
     questions: list[Question] = []
@@ -343,7 +359,7 @@ def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Datase
             raise InputError(f"given twice: {same}", path=path,
                              expected="each data file once")
         digests[path] = digest
-        in_rows = Path(path).suffix.lower() in ROW_FILES
+        in_rows = hub.is_hub(path) or Path(path).suffix.lower() in ROW_FILES
         for number, raw in enumerate(raw_rows):
             row = read_row(raw, path, number)
             notes += [f"{path}: {n}" for n in row.notes]

@@ -200,7 +200,16 @@ def _hostile_results(tmp_path) -> Path:
 
 def test_6_names_cannot_inject_latex_or_markdown(tmp_path):
     results, out = _hostile_results(tmp_path), tmp_path / "tables"
-    result = invoke("tables", "--results-dir", results, "--out", out, "--table", "mab-fc")
+    # by default the names are in the rows' footnote: escaped there as in a cell
+    result = invoke("tables", "--results-dir", results, "--out", tmp_path / "notes", "--table",
+                    "mab-fc")
+    assert result.exit_code == 0, result.output
+    tex = (tmp_path / "notes" / "mab-fc.tex").read_text("utf-8")
+    assert not any(line.startswith("\\input") for line in tex.splitlines())
+    assert "\\textbackslash{}input\\{/etc/hostname\\} 50\\% \\& \\$x\\$ \\#1 \\_a\\_ \\{b\\}" in tex
+    # in columns, and with a row named "[...]"
+    result = invoke("tables", "--results-dir", results, "--out", out, "--table", "mab-fc",
+                    "--columns", "run,plan-sets", "--label", "[first]-run=[first]-run")
     assert result.exit_code == 0, result.output
     tex = (out / "mab-fc.tex").read_text("utf-8")
     # every line is a comment, a rule or a row: none starts with the name's \input
@@ -505,7 +514,7 @@ def test_weak_a_dev_mode_run_over_test_sources_shows_their_split(tmp_path):
     data.write_bytes(orjson.dumps({"data": rows}))
     run = execute(RunConfig(data=(str(data),)), results=tmp_path / "r", run_id="dev-on-32k")
     (folder,) = gather((str(run.path),))
-    assert fc_row(folder)[4].text == "test"
+    assert fc_row(folder).meta["split"].text == "test"
 
 
 def test_weak_paper_tables_are_written_with_the_mode_of_any_new_file(tmp_path):
@@ -531,16 +540,18 @@ def test_weak_a_1_mb_unparsed_line_is_cut_to_200_characters(tmp_path):
 
 def test_weak_control_characters_are_noted_and_shown_escaped(tmp_path):
     path = tmp_path / "ctl.txt"
+    # (U+200B: a line break such as U+2028 makes its line no fact line since audit E, E07)
     path.write_text("Here is a list of facts:\n1. Germany\x07 is located in the continent of "
-                    "Europe.\n2. Rome\x1b[31m is located in the country of Italy\u2028.\n",
+                    "Europe.\n2. Rome\x1b[31m is located in the country of Italy\u200b.\n",
                     "utf-8")
     parsed = invoke("parse", path)
     assert parsed.exit_code == 0
-    assert ("note: 2 line(s) hold control characters (NUL, BEL, ANSI escapes, U+2028, ...; the "
-            "first: line 2, U+0007): read as written, shown escaped") in parsed.output
+    assert ("note: 2 line(s) hold control characters (NUL, BEL, ANSI escapes, zero-width "
+            "spaces, ...; the first: line 2, U+0007): read as written, shown escaped") \
+        in parsed.output
     frontier = invoke("frontier", "--data", path)
     assert "Germany\\x07\tcontinent\tEurope\t" in frontier.output
-    assert "Rome\\x1b[31m\tlocated_in_country\tItaly\\u2028\t" in frontier.output
+    assert "Rome\\x1b[31m\tlocated_in_country\tItaly\\u200b\t" in frontier.output
     assert "\x07" not in frontier.output and "\x1b" not in frontier.output
     missing = invoke("history", "germany", "--data", path)
     clean_error(missing, "no entity 'germany' in the store (did you mean: Germany\\x07?)")

@@ -238,6 +238,9 @@ def test_e20_small_chunks_one_per_message_keep_every_fact_and_give_the_runs_answ
         assert extra["memory"]["facts"] == 455 and extra["memory"]["reported"] == {}
         assert extra["memory"]["messages_passed_over"] == {"assistant": len(chunks),
                                                            "system": 1}
+        # a whole context: the first message is the header and serial 0 alone, and no later
+        # message's fact list "starts inside the list" (context_cut.py)
+        assert extra["warnings"] == []
 
 
 @pytest.fixture(scope="module")

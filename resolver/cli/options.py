@@ -6,11 +6,13 @@ import contextlib
 import functools
 import gc
 import math
+import warnings
+from pathlib import Path
 
 import click
 
 import resolver.escape as escape
-from resolver.errors import FactresError, InputError
+from resolver.errors import FactresError, FactresNote, InputError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -24,7 +26,8 @@ def library_errors(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
-            return func(*args, **kwargs)
+            with notes_shown():
+                return func(*args, **kwargs)
         except InputError as exc:
             # each part of the message escaped on its own: a line break in a name it quotes
             # is shown, not kept (the message's own break before its context stays)
@@ -40,6 +43,27 @@ def library_errors(func):
             raise click.ClickException(escape.terminal(f"{where}{exc.strerror or exc}",
                                                        lines=True)) from None
     return wrapper
+
+
+@contextlib.contextmanager
+def notes_shown():
+    """The library's notes (`FactresNote` warnings: which of two folders of one name was
+    read) printed on stderr as they come, each once, as `note: ...` lines."""
+    shown: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if issubclass(category, FactresNote) and text not in shown:
+            shown.add(text)
+            click.echo(f"note: {escape.terminal(text)}", err=True)
+        elif not issubclass(category, FactresNote):
+            previous(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        previous = warnings.showwarning
+        warnings.simplefilter("always", FactresNote)
+        warnings.showwarning = show
+        yield
 
 
 class Seconds(click.ParamType):
@@ -58,6 +82,27 @@ class Seconds(click.ParamType):
         if not math.isfinite(number) or number <= 0:
             self.fail(f"{value!r} is not a finite number of seconds above 0", param, ctx)
         return number
+
+
+class OutFolder(click.Path):
+    """A folder to write into (`--out`): an empty value, or a path at or under a file, is
+    refused at the option, saying which ("--out is empty", "afile is a file"), before any work
+    and before a misleading "'.' exists" or "File exists" from the writer."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False)
+
+    def convert(self, value, param, ctx):
+        name = param.opts[0] if param is not None else "the folder"
+        if isinstance(value, str) and not value.strip():
+            raise click.UsageError(f"{name} is empty: name a folder to write into", ctx)
+        path = Path(value)
+        for folder in (path, *path.parents):
+            if folder.exists() and not folder.is_dir():
+                raise click.UsageError(
+                    f"{name} {escape.terminal(str(value))}: {escape.terminal(str(folder))} is "
+                    "a file, not a folder", ctx)
+        return super().convert(value, param, ctx)
 
 
 @contextlib.contextmanager

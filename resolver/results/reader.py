@@ -6,6 +6,7 @@ them asks here; none reads their JSON itself.
     run.meta, run.metrics        # validated meta.json and metrics.json (plain dicts)
     run.predictions              # predictions.jsonl rows, in file order (validated)
     run.traces                   # qid -> traces.jsonl row (read and checked by read_run)
+    run.readout                  # qid -> readout.jsonl row, None without one (read when asked)
     run.kind                     # "resolver" or "imported" (result_schema.run_kind)
     run.name, run.run_id         # the folder's name; the id meta.json records
     dataset, gold = run.load_data()    # the data it ran on, sha256-checked
@@ -20,6 +21,8 @@ What it checks, each failure one `InputError` naming the file, the line (JSONL) 
   scored or not); question ids are unique; traces.jsonl, which a resolver run (search or
   plain mode) always writes and so must have (one without it is refused), has one row per
   question, in the same order, with the same question and answer; an imported run's is empty.
+  readout.jsonl (runs since issue 33), when asked for, has one row per question in the same
+  order, every row read in the same configurations, no read longer than its budget.
 - Derived values (`derived`): nothing a file computes from its rows is believed before it is
   recomputed or bounded: each row's em, metrics.json's rows, an imported run's missing and
   empty questions, a trace's answer against its winning path, the figures of nbest.json and
@@ -41,12 +44,21 @@ schema; nothing above. The loader and the search records are imported where they
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from resolver.errors import FEW, FactresError, ForeignFolderError, InputError, first_few
+import resolver.hub as hub
+from resolver.errors import (
+    FEW,
+    FactresError,
+    FactresNote,
+    ForeignFolderError,
+    InputError,
+    first_few,
+)
 from resolver.results import derived
 from resolver.results import result_schema as schema
 from resolver.results.result_schema import (
@@ -59,6 +71,7 @@ from resolver.results.result_schema import (
     METRICS_SCHEMA,
     NBEST_FILE,
     PREDICTIONS_FILE,
+    READOUT_FILE,
     RUN_SCHEMAS,
     TABLES_DIR,
     TRACES_FILE,
@@ -150,9 +163,14 @@ def locate(ref: str, results_dir: str | Path | None = None, what: str = "run",
         raise InputError(f"no {what if what == 'folder' else what + ' folder'} {str(ref)!r}",
                          expected=LOOKUP)
     roots = lookup_roots(results_dir)
-    for root in roots:
-        if (root / str(ref)).is_dir():
-            return root / str(ref)
+    found = [root / str(ref) for root in roots if (root / str(ref)).is_dir()]
+    if len(found) > 1:
+        # a folder made before new folders were kept from taking committed names (or copied
+        # in by hand) hides the committed one: which one is read is said, never left silent
+        warnings.warn(FactresNote(f"{ref} is in {found[0].parent}/ and in the committed "
+                                  f"{found[1].parent}/: read {found[0]}"), stacklevel=2)
+    if found:
+        return found[0]
     raise unknown(str(ref), roots, what=what, runs_only=runs_only)
 
 
@@ -205,6 +223,12 @@ class RunFolder:
         must have one per question, in the predictions' order."""
         return read_traces(self)
 
+    @cached_property
+    def readout(self) -> dict[str, dict] | None:
+        """qid -> readout.jsonl row (ReadoutRow): the sizes of each question's readouts. None
+        for a run without the file (made before issue 33, or imported)."""
+        return read_readout(self)
+
     @property
     def plan_sets(self) -> list[str]:
         """The run's plan sets in the order the resolver tried them (meta.json), then any other
@@ -248,7 +272,7 @@ def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
         ForeignFolderError: a meta.json another tool wrote (an `InputError`).
     """
     path = find_run(ref, results_dir)
-    meta = _read_meta(path)
+    meta = read_meta(path)
     imported = run_kind(meta) == IMPORTED_KIND
     metrics = read_json(path / METRICS_FILE, schema.MetricsJson)
     rows, lines = read_jsonl_lines(path / PREDICTIONS_FILE, schema.ImportedPredictionRow
@@ -264,7 +288,9 @@ def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
     return run
 
 
-def _read_meta(path: Path) -> dict:
+def read_meta(path: Path) -> dict:
+    """A run folder's meta.json, validated against its schema (a resolver run's or an imported
+    run's); another tool's meta.json is a ForeignFolderError."""
     file = path / META_FILE
     meta = loads(file.read_bytes(), path=str(file))
     if isinstance(meta, dict) and meta.get("schema") not in RUN_SCHEMAS:
@@ -384,6 +410,32 @@ def read_traces(run: RunFolder) -> dict[str, dict]:
     return by_qid
 
 
+def read_readout(run: RunFolder) -> dict[str, dict] | None:
+    """readout.jsonl of a run, validated: one row per question in the predictions' order, each
+    read in the configurations of the first row, no read over its budget; None when the run
+    has none."""
+    file = run.path / READOUT_FILE
+    if not file.is_file():
+        return None
+    rows, lines = read_jsonl_lines(file, schema.ReadoutRow)
+    qids = [r["qid"] for r in run.predictions]
+    if len(rows) != len(qids):
+        raise InputError(f"{READOUT_FILE} has {len(rows)} rows for the run's {len(qids)} "
+                         "questions", path=str(file), expected="one row per question (cut "
+                         "short?)")
+    configurations = None
+    by_qid = {}
+    for number, (row, qid, line) in enumerate(zip(rows, qids, lines), start=1):
+        if row["qid"] != qid:
+            raise _disagree(file, f"row {number} is the readout of {row['qid']!r}, "
+                            f"predictions.jsonl row {number} is {qid!r}",
+                            "readouts in the predictions' order")
+        derived.check_reads(file, line, row, configurations)
+        configurations = configurations or [(r["budget"], r["disclose"]) for r in row["reads"]]
+        by_qid[qid] = row
+    return by_qid
+
+
 def resolver_answer(row: dict, trace: dict | None = None) -> str:
     """The resolver's own answer of a prediction row, the one its confidence label labels: its
     `resolver_answer` (an imported row's prediction); a run made before abstentions kept that
@@ -412,6 +464,8 @@ def locate_data(name: str, meta: dict, run_path: Path) -> str:
         raise InputError(f"meta.json records no sha256 for its data file {name}",
                          path=str(run_path / META_FILE),
                          expected="data_sha256 naming every file of data")
+    if hub.is_hub(name):
+        return name         # rows of the hub: their sha256 is checked once loaded (load_run_data)
     given = Path(name)
     recorded = given if given.is_absolute() else Path(meta.get("cwd") or ".") / given
     candidates = [recorded]
@@ -585,6 +639,14 @@ def _check_against_data(run: RunFolder) -> None:
         run.notes.append(f"{run.name}: meta.json names no data file: its questions and gold "
                          "are not compared with any data")
         return
+    remote = [p for p in paths if hub.is_hub(p)]
+    if remote:
+        # loading a dataset through the datasets library for every table is slow, and needs
+        # the hub or its cache: the commands that re-read the data check it (load_run_data)
+        run.notes.append(f"{run.name}: its questions and gold are compared with the rows of "
+                         f"{', '.join(remote)} only by the commands that load them (explain, "
+                         "the oracle)")
+        return
     questions: dict[str, tuple[str, tuple[str, ...] | None]] = {}
     found = []
     for name in paths:
@@ -624,6 +686,12 @@ def load_run_data(run: RunFolder) -> tuple[Dataset, Gold]:
         raise InputError("meta.json names no data files", path=str(run.path / META_FILE),
                          expected='a "data" list of haystack paths')
     dataset, gold = load([locate_data(p, run.meta, run.path) for p in paths])
+    for name in (p for p in paths if hub.is_hub(p)):
+        if dataset.files_sha256[name] != run.meta["data_sha256"][name]:
+            raise InputError(f"the rows of {name} have changed since the run: their sha256 is "
+                             f"{dataset.files_sha256[name]}, the run recorded "
+                             f"{run.meta['data_sha256'][name]}", path=str(run.path / META_FILE),
+                             expected="the data the run was made from")
     questions = {q.qid: q for q in dataset.questions}
     for row in run.predictions:
         question = questions.get(row["qid"])

@@ -9,7 +9,8 @@ user message), `conversation` (a conversation split into its memory part and its
 memory's cache key, the memory built from it),
 `cache` (`MemoryCache`: memories by key, least recently used out, bounded by an estimate of
 their resident bytes), `reply` (the `chat.completion` object, its streamed chunks and the
-`factres` field), `api_errors` (OpenAI's error objects), `app` (`create_app(config)`, the
+`factres` field), `readout` (the model name `factres-readout`, whose reply is the memory's
+readout), `api_errors` (OpenAI's error objects), `app` (`create_app(config)`, the
 Starlette app, and `serve` / `serving`, which run it on uvicorn).
 
 Only `app` imports the web stack (Starlette, uvicorn: the `serve` extra); nothing imports

@@ -41,8 +41,10 @@ from resolver.serve.api_errors import (SHOWN_PATH, ApiError, bad_request, intern
 from resolver.serve.body import read_body
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import MAX_MODEL_NAME, SHUTDOWN_TIMEOUT, ServeConfig
+from resolver.serve.context_cut import cut_warnings
 from resolver.serve.conversation import Conversation, Remembered, remember, split
 from resolver.serve.question import NO_QUESTION_FOUND, NOT_FOUND
+from resolver.serve.readout import reply_answer
 from resolver.serve.reply import chunks, completion, factres_field, usage
 from resolver.serve.request import ChatRequest, parse_request
 
@@ -124,9 +126,14 @@ class Service:
             # the memory refuses only what it was asked (the question): the client's input
             raise bad_request(f"The question cannot be answered: {exc}", param="messages",
                               code="invalid_value") from None
+        answer = reply_answer(request.model, remembered.memory, answer)
         clock.lap("query")
+        warnings = cut_warnings(conversation.part.pieces)
+        if warnings and not cached:         # once per context: when its memory is built
+            for warning in warnings:
+                log.warning("memory %s: %s", conversation.key, warning)
         extra = factres_field(answer, remembered, cached,
-                              self.config.describe() | {"abstain_below": level})
+                              self.config.describe() | {"abstain_below": level}, warnings)
         counts = usage(conversation, remembered, answer)
         if request.stream:
             reply = True, chunks(request.model, answer, counts, extra, request.include_usage)

@@ -26,6 +26,7 @@ DEFAULT_CACHE = 512 * MIB      # about 20 memories of the 262K context, warm (ca
 MAX_BODY = 4096 * MIB
 MAX_CACHE = 1_000_000 * MIB
 OWN_MODEL = "factres"          # always accepted, always listed
+READOUT_MODEL = "factres-readout"   # always accepted and listed: answers with the readout
 # A model name is an identifier: a longer one is refused (404), its echo cut (E13).
 MAX_MODEL_NAME = 256
 # What bounds a slow or greedy client (E27, E31), each an option of `factres serve`: an idle
@@ -134,12 +135,14 @@ class ServeConfig:
         when no names were given."""
         if len(model) > MAX_MODEL_NAME:
             return False
-        return not self.models or model == OWN_MODEL or model in self.models
+        return not self.models or model in (OWN_MODEL, READOUT_MODEL) or model in self.models
 
     @property
     def listed(self) -> tuple[str, ...]:
-        """The names `GET /v1/models` lists: "factres", then the accepted names in order."""
-        return (OWN_MODEL,) + tuple(m for m in dict.fromkeys(self.models) if m != OWN_MODEL)
+        """The names `GET /v1/models` lists: "factres", "factres-readout", then the accepted
+        names in order."""
+        own = (OWN_MODEL, READOUT_MODEL)
+        return own + tuple(m for m in dict.fromkeys(self.models) if m not in own)
 
     def describe(self) -> dict:
         """What `/v1/models` and every reply say about the server (no key)."""
