@@ -30,6 +30,9 @@ import orjson
 import pytest
 from click.testing import CliRunner
 from openai import BadRequestError, NotFoundError, OpenAI
+# audit B's server cases: the facts, the question, the server (a module-scoped fixture), the
+# client and a user message
+from test_serve_extremes import FACTS, QUESTION, client, server, user  # noqa: F401
 
 from oracle.cli import main
 from resolver.errors import InputError
@@ -40,28 +43,11 @@ from resolver.serve.app import serving, uvicorn_config
 from resolver.serve.config import MAX_MODEL_NAME, SHUTDOWN_TIMEOUT, ServeConfig
 
 ROOT = Path(__file__).resolve().parents[1]
-FACTS = ("Here is a list of facts:\n0. Tim Cook is employed by Apple.\n"
-         "1. Tim Cook is employed by Google.\n")
-QUESTION = "Who is Tim Cook employed by?"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with serving(ServeConfig(port=0)) as url:
-        yield url
-
-
-def client(url: str) -> OpenAI:
-    return OpenAI(base_url=url, api_key="sk-anything", max_retries=0)
 
 
 def ask(url: str, messages: list[dict], **kwargs):
     return client(url).chat.completions.create(model=kwargs.pop("model", "gpt-4o-mini"),
                                                messages=messages, max_tokens=10, **kwargs)
-
-
-def user(text: str) -> list[dict]:
-    return [{"role": "user", "content": text}]
 
 
 def address(url: str) -> tuple[str, int]:
