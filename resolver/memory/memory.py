@@ -36,7 +36,7 @@ from resolver.search.candidates import Hop
 from resolver.search.confidence import NONE, Confidence, abstention, below, rank
 from resolver.search.resolve import Prediction, resolve_question, resolve_question_plain
 from resolver.store.fact_store import FactStore
-from resolver.store.provenance import Ledger, Version
+from resolver.store.provenance import ACCEPT, Ledger, Operation, Version, show_key
 from resolver.text.facts import Fact
 
 __all__ = ["Answer", "IngestResult", "Memory", "harness"]
@@ -45,6 +45,8 @@ MODES = ("search", "plain")
 MEMORY_SOURCE = "memory"          # the source and id a memory's questions carry
 NOTHING_INGESTED = "nothing ingested yet: the memory holds no facts"
 NO_QUESTION = "the prompt holds no question (only the instruction's example, or nothing)"
+# Reported: an operation on the ledger that a take-back left without the fact it read.
+NOT_REAPPLIED = "not reapplied"
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,8 @@ class IngestResult:
     """What one `ingest` (or `flush`) did. Counts use the reader's kinds: passed over
     "framing", "instruction", "acknowledgement", "header", "repeat" (the same serial with the
     same fact again); reported "unparsed", "duplicate" (a serial repeated with another fact),
-    "out-of-order"."""
+    "out-of-order", and "not reapplied" (an operation made on the ledger while the tail was
+    read provisionally, which read a provisional fact the text then changed)."""
     committed: int                          # facts accepted into the store and its ledger
     passed_over: dict[str, int]             # kind -> count, every kind present
     reports: tuple[Report, ...]             # text not committed, with `factres parse`'s words
@@ -151,6 +154,8 @@ class Memory:
             # for good), and whether they are up to date with the reader.
             self._provisional: list[Fact] = []
             self._viewed = True
+            # Operations a take-back could not do again, reported by the next ingest or flush.
+            self._unapplied: list[Report] = []
 
     @property
     def store(self) -> FactStore:
@@ -238,8 +243,8 @@ class Memory:
             self._store.extend(facts)
         self._viewed = False
         passed = {kind: batch.passed.get(kind, 0) for kind in PASSED_KINDS}
-        return IngestResult(len(facts), passed, tuple(batch.reports), tuple(facts),
-                            len(self._reader.tail))
+        reports, self._unapplied = tuple(self._unapplied) + tuple(batch.reports), []
+        return IngestResult(len(facts), passed, reports, tuple(facts), len(self._reader.tail))
 
     def _view(self) -> None:
         """Bring the provisional facts up to date with the tail (see the module docstring)."""
@@ -260,12 +265,27 @@ class Memory:
 
     def _take_back(self, count: int) -> None:
         """Drop the store's last `count` facts (provisional ones the text has changed): the
-        store is append-only, so it is built again without them. Rare: only a query that came
-        while the tail ended inside an object holding a full stop ("... city of St.")."""
-        kept = list(self._store)[:len(self._store) - count]
-        store = self._store = FactStore(kept)
-        store.ledger
+        store is append-only, so it is built again without them, and its ledger is replayed
+        from the operation log without their accepts, so every other operation stays, in its
+        order (a revoke made while the tail was provisional is kept). An operation that no
+        longer applies without them (a revoke of a provisional head that was its key's only
+        version) is reported by the next ingest or flush. Rare: only a query that came while
+        the tail ended inside an object holding a full stop ("... city of St.")."""
+        facts = list(self._store)
+        kept = facts[:len(facts) - count]
+        gone = {id(fact) for fact in facts[len(facts) - count:]}
+        operations = [o for o in self._store.ledger.operations()
+                      if not (o.op == ACCEPT and id(o.evidence) in gone)]
+        refused: list[tuple[Operation, Exception]] = []
+        store = self._store = FactStore(kept, Ledger.replay(operations, refused=refused))
         self._reader.rebind(functools.partial(_by_serial, store))
+        for operation, error in refused:
+            ev = operation.evidence
+            self._unapplied.append(Report(
+                NOT_REAPPLIED, ev.line if ev else 0, ev.text if ev else "",
+                f"{operation.op} on {show_key(operation.key)} read a provisional fact the text "
+                f"then changed, and no longer applies without it: {error}",
+                ev.serial if ev else None))
 
     # ---- reading -----------------------------------------------------------------------------
     def query(self, prompt: str, *, plan_sets: tuple[str, ...] | None = None,

@@ -195,7 +195,10 @@ class FactStore:
     first lookup (about 80 ms for the 262K context on the 2-core reference machine), so a
     cached haystack loads in well under 0.1 s and callers that only count facts never pay."""
 
-    def __init__(self, facts: Iterable[Fact] = ()) -> None:
+    def __init__(self, facts: Iterable[Fact] = (), ledger: Ledger | None = None) -> None:
+        """`ledger`: the ledger these facts were written into, kept as it is (a ledger
+        replayed from its operation log, `Ledger.replay`, where operations other than the
+        facts' accepts are recorded); by default it is built from the facts on first use."""
         self._facts: list[Fact] | tuple[Fact, ...] = []
         self._built: _Index | None = None
         self._ledger: Ledger | None = None
@@ -212,6 +215,7 @@ class FactStore:
             self._facts = facts
         else:
             self.extend(facts)
+        self._ledger = ledger
 
     # ---- writing -----------------------------------------------------------------------
     def add(self, fact: Fact) -> None:
