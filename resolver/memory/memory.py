@@ -27,7 +27,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from resolver.errors import InputError
+from resolver.errors import InputError, MemoryFileError
 from resolver.haystack import Question
 from resolver.mab import harness
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, FactReader, Report
@@ -37,6 +37,7 @@ from resolver.search.confidence import NONE, Confidence, abstention, below, rank
 from resolver.search.resolve import Prediction, resolve_question, resolve_question_plain
 from resolver.store.fact_store import FactStore
 from resolver.store.provenance import ACCEPT, Ledger, Operation, Version, show_key
+from resolver.store.record import BYTES, FLUSH, OPERATIONS, TEXT, Change, InMemoryRecord, Record
 from resolver.text.facts import Fact
 
 __all__ = ["Answer", "IngestResult", "Memory", "harness"]
@@ -117,9 +118,11 @@ def _text_of(chunk) -> str:
 class Memory:
     """A FactConsolidation memory: `ingest` text, `query` questions, `reset` to empty.
 
-    `plan_sets` are the live plan sets a query compiles ("rules", "lexicon", as `factres run
-    --plans live:NAME`), `mode` the resolver ("search", or "plain" latest-wins execution);
-    both may be overridden per query."""
+    `Memory()` lives in its process; `Memory.open(path)` is a memory kept in a file, the same
+    memory each time it is opened (see `open`). `plan_sets` are the live plan sets a query
+    compiles ("rules", "lexicon", as `factres run --plans live:NAME`), `mode` the resolver
+    ("search", or "plain" latest-wins execution); both may be overridden per query, and neither
+    is stored in a file: they are given at each open."""
 
     def __init__(self, plan_sets: tuple[str, ...] | str = LIVE_SETS, mode: str = "search"
                  ) -> None:
@@ -127,7 +130,42 @@ class Memory:
         self._check(plan_sets, mode)
         self.plan_sets, self.mode = plan_sets, mode
         self._lock = threading.RLock()
-        self.reset()
+        self._record: Record = InMemoryRecord()
+        self._closed = False
+        self._empty()
+
+    @classmethod
+    def open(cls, path, *, readonly: bool = False, plan_sets: tuple[str, ...] | str = LIVE_SETS,
+             mode: str = "search", timeout: float = 5.0, fsync: bool = False) -> "Memory":
+        """The memory kept in the SQLite file `path`, created when no file is there: the same
+        memory it was when last written (it reads on from where the text stopped, and its
+        ledger, answers and traces are those of a memory never closed). Each `ingest` and
+        `flush` is one transaction: when it returns, what it committed is in the file.
+
+        Args:
+            path: the memory file (its folder must exist).
+            readonly: read only: no writer lock, every write refused, and each read sees the
+                writers' new commits.
+            plan_sets, mode: as `Memory()`; given at each open, never stored.
+            timeout: seconds to wait for another process's writer lock before giving up.
+            fsync: sync each commit to the disk (SQLite's synchronous=FULL), so a commit
+                survives a power loss too; by default a commit survives a crash of the process.
+
+        Raises:
+            MemoryFileError: a missing folder, a file locked by another writer
+                (`MemoryLockedError`, naming its pid), a file that is no factres memory, of a
+                newer schema, damaged or truncated, a read-only file opened for writing.
+        """
+        memory = cls(plan_sets, mode)
+        # sqlite3 is loaded by a memory kept in a file only
+        from resolver.store.memory_file import MemoryFile
+        memory._record = MemoryFile(path, readonly=readonly, timeout=timeout, fsync=fsync)
+        try:
+            memory._load()
+        except BaseException:
+            memory._record.close()
+            raise
+        return memory
 
     @staticmethod
     def _check(plan_sets, mode) -> None:
@@ -141,48 +179,171 @@ class Memory:
 
     # ---- state -------------------------------------------------------------------------------
     def reset(self) -> None:
-        """Forget everything: an empty store, ledger and reader."""
+        """Forget everything: an empty store, ledger and reader. Refused for a memory kept in a
+        file (delete the file, or open a new one)."""
         with self._lock:
-            store = self._store = FactStore()
-            store.ledger                       # from now on every extend accepts into it
-            # The reader looks facts up in the store, not through the memory: a bound method
-            # would tie the memory and its reader in a cycle, and a dropped memory (a server
-            # evicting it) would wait for the cyclic collector instead of being freed at once.
+            self._usable(write=True)
+            if self._record.lasting:
+                raise MemoryFileError("reset() is refused for a memory kept in a file",
+                                      path=self._record.path, expected="a new file (or this "
+                                      "one deleted once closed), opened with Memory.open")
+            self._empty()
+
+    def _empty(self) -> None:
+        store = self._store = FactStore()
+        store.ledger                       # from now on every extend accepts into it
+        # The reader looks facts up in the store, not through the memory: a bound method
+        # would tie the memory and its reader in a cycle, and a dropped memory (a server
+        # evicting it) would wait for the cyclic collector instead of being freed at once.
+        self._reader = FactReader(functools.partial(_by_serial, store))
+        self._held = b""                   # an incomplete UTF-8 sequence between chunks
+        # The last facts of the store that are the tail read provisionally (not committed
+        # for good), and whether they are up to date with the reader.
+        self._provisional: list[Fact] = []
+        self._viewed = True
+        # Operations a take-back could not do again, reported by the next ingest or flush.
+        self._unapplied: list[Report] = []
+        # What the record holds: the store's first facts and the log's first operations (a
+        # take-back lowers them), and whether a read changed the state since (a query's view
+        # of the tail).
+        self._saved_facts = self._saved_operations = 0
+        self._changed = False
+
+    def _load(self) -> None:
+        """The state the record holds (see `Memory.open`)."""
+        saved = self._record.load()
+        self._empty()
+        try:
+            store = self._store = FactStore(tuple(saved.facts), Ledger.replay(saved.operations))
             self._reader = FactReader(functools.partial(_by_serial, store))
-            self._held = b""                   # an incomplete UTF-8 sequence between chunks
-            # The last facts of the store that are the tail read provisionally (not committed
-            # for good), and whether they are up to date with the reader.
-            self._provisional: list[Fact] = []
-            self._viewed = True
-            # Operations a take-back could not do again, reported by the next ingest or flush.
-            self._unapplied: list[Report] = []
+            state = saved.state
+            if state is not None:
+                self._reader.restore(state["reader"])
+                self._held = bytes.fromhex(state["held"])
+                count = state["provisional"]
+                self._provisional = list(saved.facts[len(saved.facts) - count:]) if count else []
+                self._viewed = state["viewed"]
+                self._unapplied = [Report(**r) for r in state["unapplied"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            from resolver.store.memory_file import REMEDY
+            raise MemoryFileError(f"is damaged: its state cannot be read ({exc})",
+                                  path=self._record.path, expected=REMEDY) from None
+        self._saved_facts, self._saved_operations = len(store), store.ledger.logged
+
+    def _state(self) -> dict:
+        """The memory's own state, as a record keeps it (JSON values)."""
+        return {"reader": self._reader.state(), "held": self._held.hex(),
+                "provisional": len(self._provisional), "viewed": self._viewed,
+                "unapplied": [r.to_json() for r in self._unapplied]}
+
+    def _save(self, kind: str, body: str | bytes | None) -> None:
+        """One commit of what changed since the last (nothing to do in process). When it
+        fails, the memory goes back to what the record holds, the state before, and the
+        error is raised."""
+        record = self._record
+        if not record.lasting:
+            return
+        store = self._store
+        change = Change(kind, body, store.since(self._saved_facts), store.ledger,
+                        self._saved_operations, self._state())
+        try:
+            record.commit(change)
+        except BaseException:
+            self._load()
+            raise
+        self._saved_facts, self._saved_operations = len(store), store.ledger.logged
+        self._changed = False
+
+    def _usable(self, write: bool) -> None:
+        """Refuse a closed memory, and a write to one opened read-only; a reader takes the
+        writers' new commits first."""
+        record = self._record
+        if self._closed:
+            raise MemoryFileError("the memory is closed", path=record.path,
+                                  expected="Memory.open(path) again" if record.lasting
+                                  else "a new Memory()")
+        if record.readonly:
+            if write:
+                raise MemoryFileError("is open read-only: ingest, flush, forget and reset are "
+                                      "refused", path=record.path,
+                                      expected="Memory.open(path) without readonly=True")
+            if record.changed():
+                self._load()
+
+    @property
+    def path(self) -> str | None:
+        """The memory's file (None in process)."""
+        return self._record.path
+
+    @property
+    def readonly(self) -> bool:
+        return self._record.readonly
+
+    def close(self) -> None:
+        """Write what changed since the last commit (operations applied to `ledger`, a query's
+        view of the tail) and release the file and its writer lock; the memory is then
+        unusable. In process, the memory is only marked closed. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                record = self._record
+                if record.lasting and not record.readonly and (
+                        self._changed or self._store.ledger.logged != self._saved_operations):
+                    self._save(OPERATIONS, None)
+            finally:
+                self._record.close()
+                self._closed = True
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __reduce_ex__(self, protocol):
+        # a memory kept in a file is the file's: a copy or a pickle would be a second writer
+        if self._record.lasting:
+            raise MemoryFileError("a memory kept in a file cannot be copied or pickled",
+                                  path=self._record.path,
+                                  expected="Memory.open(path) again (readonly=True for another "
+                                  "reader), or factres memory backup for a copy of the file")
+        return super().__reduce_ex__(protocol)
 
     @property
     def store(self) -> FactStore:
         """The store as a query sees it: every committed fact, and the tail provisionally."""
         with self._lock:
+            self._usable(write=False)
             self._view()
             return self._store
 
     @property
     def ledger(self) -> Ledger:
+        """The store's provenance ledger, the provisional tail included; an operation applied
+        to it is recorded in the operation log (`Ledger.operations`) and, for a memory kept in
+        a file, written by the next commit (ingest, flush or close)."""
         return self.store.ledger
 
     @property
     def tail(self) -> str:
         """Text held until it is known to be complete (see the module docstring)."""
-        return self._reader.tail
+        with self._lock:
+            self._usable(write=False)
+            return self._reader.tail
 
     def history(self, entity: str, relation: str | None = None
                 ) -> dict[str, tuple[Version, ...]]:
         """relation -> every version of (entity, relation), oldest first (`FactStore.history`)."""
         with self._lock:
+            self._usable(write=False)
             self._view()
             return self._store.history(entity, relation)
 
     def frontier(self, relation: str | None = None) -> list[tuple[str, Version]]:
         """(subject, head) of every key: the current values (`FactStore.frontier`)."""
         with self._lock:
+            self._usable(write=False)
             self._view()
             return self._store.frontier(relation)
 
@@ -194,28 +355,39 @@ class Memory:
         text, or not UTF-8, raises InputError and changes nothing. Bytes may end inside a
         character: the next chunk must then be bytes that begin with the rest of it (a str
         chunk is refused until they come). A piece's report comes back from the call that
-        completes it, which may be a later call than the one that brought its text."""
+        completes it, which may be a later call than the one that brought its text. For a
+        memory kept in a file, one transaction: the chunk, the operations and the reader's
+        state are in the file when it returns (MemoryFileError, with the memory and the file
+        as they were before, when it cannot be written)."""
         with self._lock:
+            self._usable(write=True)
             if isinstance(chunk, (bytes, bytearray, memoryview)):
-                data = self._held + bytes(chunk)
+                body = data = bytes(chunk)
+                data = self._held + data
                 cut = _complete_utf8(data)
                 text, held = _text_of(data[:cut]), data[cut:]
                 self._held = held
+                kind = BYTES
             else:
                 if self._held:
                     raise InputError(
                         f"a str chunk after a bytes chunk that ended inside a character (byte(s) "
                         f"{_hex(self._held)} held): the rest of that character must come first",
                         expected="bytes that complete the character, then any chunks")
-                text = _text_of(chunk)
-            return self._apply(self._reader.feed(text))
+                body = text = _text_of(chunk)
+                kind = TEXT
+            result = self._apply(self._reader.feed(text))
+            self._save(kind, body)
+            return result
 
     def flush(self) -> IngestResult:
         """Commit the held tail as complete (the end of the text, for now). Bytes that began a
         character which never came whole are reported and dropped."""
         with self._lock:
+            self._usable(write=True)
             held, self._held = self._held, b""
             result = self._apply(self._reader.flush())
+            self._save(FLUSH, None)
             if held:
                 # after the tail, on a line of its own in the canonical layout
                 dangling = Report(UNPARSED, self._reader.lines + 1, _hex(held),
@@ -259,7 +431,9 @@ class Memory:
             same += 1
         if same < len(have):
             self._take_back(len(have) - same)
-        self._store.extend(wanted[same:])
+        if same < len(wanted):
+            self._store.extend(wanted[same:])
+            self._changed = True
         self._provisional = wanted
         self._viewed = True
 
@@ -274,8 +448,13 @@ class Memory:
         facts = list(self._store)
         kept = facts[:len(facts) - count]
         gone = {id(fact) for fact in facts[len(facts) - count:]}
-        operations = [o for o in self._store.ledger.operations()
-                      if not (o.op == ACCEPT and id(o.evidence) in gone)]
+        logged = self._store.ledger.operations()
+        operations = [o for o in logged if not (o.op == ACCEPT and id(o.evidence) in gone)]
+        # what a record holds past the first operation taken back is written again
+        first = next(i for i, o in enumerate(logged) if o.op == ACCEPT and id(o.evidence) in gone)
+        self._saved_operations = min(self._saved_operations, first)
+        self._saved_facts = min(self._saved_facts, len(kept))
+        self._changed = True
         refused: list[tuple[Operation, Exception]] = []
         store = self._store = FactStore(kept, Ledger.replay(operations, refused=refused))
         self._reader.rebind(functools.partial(_by_serial, store))
@@ -310,6 +489,7 @@ class Memory:
                 raise InputError(str(exc)) from None
         question = harness.question_of(prompt)
         with self._lock:
+            self._usable(write=False)
             self._view()
             if not len(self._store):
                 return Answer("", question, NOTHING_INGESTED)

@@ -358,6 +358,10 @@ class FactStore:
     def __iter__(self) -> Iterator[Fact]:
         return iter(self._facts)
 
+    def since(self, start: int) -> list[Fact]:
+        """The facts from position `start` on, in order (what a memory file writes)."""
+        return list(self._facts[start:])
+
     def versions(self, subject: str, relation: str) -> tuple[Fact, ...]:
         """Every version of the key, oldest first."""
         return tuple(self._ix.versions(norm(subject), relation))

@@ -1,0 +1,114 @@
+"""`Record`: where a memory's state lasts, behind one small interface, and `InMemoryRecord`, the
+record of a memory that lives only in its process (`memory_file.MemoryFile` is the other one, a
+SQLite file).
+
+A memory's state is three things: the store's facts in arrival order, the ledger's operation
+log (`Ledger.operations`, from which `Ledger.replay` rebuilds the ledger exactly) and the
+memory's own state (its reader's pending text, held bytes, frame and serial state: a JSON
+object the record stores as it is and never reads). The memory hands a record each ingest as
+one `Change` (`commit`) and takes its state back with `load`; it never knows which record it
+holds, nor do the CLI and the server. Evidence (each chunk's text as it came) is what a lasting
+record keeps besides; the in-memory record keeps nothing (the memory's own objects are its
+state), so an in-process memory costs what it cost before.
+
+The interface, for what builds on it (corrections that apply typed operations, a readout): a
+commit carries every operation of the log since the last one, whatever its kind, so an
+operation applied to the ledger is recorded by the next commit; `log` gives the record back in
+arrival order."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Sequence
+
+from resolver.store.provenance import Ledger, Operation
+from resolver.text.facts import Fact
+
+# What a commit brings (`Change.kind`): a chunk of text or bytes ingested, the end of the text
+# (flush), operations only (the ledger changed with no text: a close, a correction), an erasure.
+TEXT, BYTES, FLUSH, OPERATIONS, ERASURE = "text", "bytes", "flush", "operations", "erasure"
+KINDS = (TEXT, BYTES, FLUSH, OPERATIONS, ERASURE)
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A memory's state as a record gives it back (`Record.load`)."""
+    facts: list[Fact]                      # the store's facts, in arrival order
+    operations: Iterable[Operation]        # the operation log, in arrival order
+    state: dict | None                     # the memory's own state; None: nothing saved yet
+
+
+@dataclass(frozen=True)
+class Change:
+    """One commit: what came in (`kind`, `body`) and what the record does not hold yet: the
+    operation log from entry `operations_from` on (a take-back lowers it below what the record
+    holds, which then drops what it held past it) and, among those, the accepts of the store's
+    new facts (`facts`, in order: the record keeps them as facts), and the memory's state."""
+    kind: str                              # one of KINDS
+    body: str | bytes | None               # the chunk as it came (TEXT, BYTES), else None
+    facts: Sequence[Fact]                  # the store's facts accepted from operations_from on
+    ledger: Ledger                         # its log is the operation log
+    operations_from: int
+    state: dict
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One operation as a record lists it (`Record.log`): the operation, where it stands in the
+    log, the chunk that brought it and that chunk's time."""
+    seq: int                               # its place in the log, from 0
+    chunk: int                             # the arrival index of the commit that wrote it
+    time: str                              # that commit's time (UTC, ISO 8601)
+    operation: Operation
+    fact: bool                             # the accept of a fact of the store, as it arrived
+
+    def to_json(self) -> dict:
+        op = self.operation
+        evidence = op.evidence
+        return {"seq": self.seq, "chunk": self.chunk, "time": self.time, "op": op.op,
+                "key": list(op.key), "value": op.value, "fact": self.fact,
+                "serial": evidence.serial if evidence is not None else None,
+                "line": evidence.line if evidence is not None else None,
+                "text": evidence.text if evidence is not None else None}
+
+
+class Record(ABC):
+    """Where a memory's state lasts (see the module docstring)."""
+
+    path: str | None = None                # the file, for a record that has one
+    readonly: bool = False
+    lasting: bool = False                  # whether a commit outlives the process
+
+    @abstractmethod
+    def load(self) -> Saved:
+        """The state of the last commit."""
+
+    @abstractmethod
+    def commit(self, change: Change) -> None:
+        """Write `change` whole, or nothing (the error says why)."""
+
+    def changed(self) -> bool:
+        """Whether another process committed since the last `load` (a reader loads again)."""
+        return False
+
+    def log(self) -> Iterator[LogEntry]:
+        """Every operation recorded, in arrival order."""
+        return iter(())
+
+    def info(self) -> dict:
+        """Counts and sizes, for `factres memory info`."""
+        return {}
+
+    def close(self) -> None:
+        """Release what the record holds (a file, its writer lock). Idempotent."""
+
+
+class InMemoryRecord(Record):
+    """The record of an in-process memory: the memory's own objects are its state, so a commit
+    writes nothing and there is nothing to load."""
+
+    def load(self) -> Saved:
+        return Saved([], (), None)
+
+    def commit(self, change: Change) -> None:
+        pass
