@@ -30,14 +30,17 @@ from dataclasses import dataclass, field
 from resolver.errors import InputError, MemoryFileError
 from resolver.haystack import Question
 from resolver.mab import harness
+from resolver.memory import erasure
+from resolver.memory.erasure import Erasure
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, FactReader, Report
 from resolver.plan.planning import LIVE_SETS, compile_live
 from resolver.search.candidates import Hop
 from resolver.search.confidence import NONE, Confidence, abstention, below, rank
 from resolver.search.resolve import Prediction, resolve_question, resolve_question_plain
-from resolver.store.fact_store import FactStore
+from resolver.store.fact_store import FactStore, norm
 from resolver.store.provenance import ACCEPT, Ledger, Operation, Version, show_key
-from resolver.store.record import BYTES, FLUSH, OPERATIONS, TEXT, Change, InMemoryRecord, Record
+from resolver.store.record import (BYTES, FLUSH, OPERATIONS, TEXT, Change, InMemoryRecord,
+                                   LogEntry, Record)
 from resolver.text.facts import Fact
 
 __all__ = ["Answer", "IngestResult", "Memory", "harness"]
@@ -294,6 +297,89 @@ class Memory:
             finally:
                 self._record.close()
                 self._closed = True
+
+    def forget(self, entity: str) -> Erasure:
+        """Erase `entity`, for privacy (see `resolver.memory.erasure`): every version of its
+        keys, every fact whose text names it and its name in every text kept; the store and
+        ledger are rebuilt without them (the operation log replayed), and a memory kept in a
+        file is rewritten so that the bytes are gone (VACUUM, the -wal file emptied), leaving a
+        tombstone in its log that says an erasure happened (counts only). The provisional tail
+        is read again afterwards, its name replaced. ProvenanceError when the memory never
+        names the entity."""
+        with self._lock:
+            self._usable(write=True)
+            if self._provisional:
+                self._take_back(len(self._provisional))
+                self._provisional, self._viewed = [], False
+            names = erasure.spellings(self._store, entity)
+            target, found = norm(entity), erasure.pattern(names)
+            facts = list(self._store)
+            gone = {id(f) for f in facts
+                    if norm(f.subject) == target or norm(f.object) == target
+                    or found.search(f.text)}
+            logged = self._store.ledger.operations()
+            keep = [i for i, o in enumerate(logged) if not erasure.erased(o, target, found, gone)]
+            refused: list = []
+            ledger = Ledger.replay([logged[i] for i in keep], refused=refused)
+            if refused:                    # they read what was erased: they go with it
+                dropped = {id(o) for o, _ in refused}
+                keep = [i for i in keep if id(logged[i]) not in dropped]
+            kept = [f for f in facts if id(f) not in gone]
+            store = self._store = FactStore(kept, ledger)
+            state = erasure.redact_json(self._state(), found)
+            self._reader = FactReader(functools.partial(_by_serial, store))
+            self._reader.restore(state["reader"])
+            self._unapplied = [Report(**r) for r in state["unapplied"]]
+            counts = {"facts": len(facts) - len(kept), "operations": len(logged) - len(keep)}
+            chunks = [0]
+
+            def redact(text: str) -> str:
+                out, n = found.subn(erasure.MARK, text)
+                chunks[0] += bool(n)
+                return out
+
+            compacted = self._record.erase(keep, kept, ledger, state, redact, counts)
+            self._saved_facts, self._saved_operations = len(kept), ledger.logged
+            self._changed = False
+            return erasure.Erasure(counts["facts"], counts["operations"], chunks[0], compacted)
+
+    def info(self) -> dict:
+        """What the memory holds: facts committed and provisional, keys, operations by kind,
+        characters pending; for a memory kept in a file also its path, size in bytes (with the
+        -wal and -shm files), schema version and commits (`Record.info`)."""
+        with self._lock:
+            self._usable(write=False)
+            ledger = self._store.ledger
+            kinds = Counter(o.op for o in ledger.operations())
+            return {**self._record.info(),
+                    "facts": len(self._store) - len(self._provisional),
+                    "provisional": len(self._provisional), "keys": len(ledger.keys()),
+                    "versions": len(ledger), "operations": ledger.logged,
+                    "operations_by_kind": dict(sorted(kinds.items())),
+                    "pending": len(self._reader.tail)}
+
+    def log(self) -> list[LogEntry]:
+        """The operation log in arrival order, each operation with the commit that wrote it
+        (its arrival index and time; in process, the chunk is -1 and the time empty), and for
+        a memory kept in a file the erasures (`forget`) where they happened."""
+        with self._lock:
+            self._usable(write=False)
+            if self._record.lasting:
+                return list(self._record.log())
+            facts = {id(f) for f in self._store}
+            return [LogEntry(seq, -1, "", op, op.op == ACCEPT and id(op.evidence) in facts)
+                    for seq, op in enumerate(self._store.ledger.operations())]
+
+    def backup(self, destination) -> None:
+        """Copy the memory's file to `destination` (a new file) as one consistent snapshot,
+        while writers go on (SQLite's backup API): the way to copy a live memory. Refused in
+        process (nothing to copy: open a file) and onto a file that exists."""
+        with self._lock:
+            self._usable(write=False)
+            if not self._record.lasting:
+                raise MemoryFileError("an in-process memory has no file to back up",
+                                      expected="a memory opened with Memory.open(path)")
+            self._record.backup(destination)
 
     def __enter__(self) -> "Memory":
         return self

@@ -18,15 +18,16 @@ import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, Sequence
 
 import orjson
 
 from resolver._version import __version__
 from resolver.errors import MemoryFileError
 from resolver.store.fact_store import norm
-from resolver.store.provenance import ACCEPT, Evidence, Operation
-from resolver.store.record import KINDS, Change, LogEntry, Record, Saved
+from resolver.store.provenance import ACCEPT, Evidence, Ledger, Operation
+from resolver.store.record import (BYTES, ERASURE, KINDS, TEXT, Change, LogEntry, Record,
+                                   Saved)
 from resolver.store.writer_lock import WriterLock
 from resolver.text.facts import Fact
 
@@ -281,7 +282,10 @@ class MemoryFile(Record):
         if change.kind not in KINDS:
             raise ValueError(f"unknown commit kind {change.kind!r}")
         arrival = self._arrivals
-        rows = _rows(change, arrival)
+        operations = change.ledger.operations(change.operations_from)
+        body = change.body if isinstance(change.body, str) else None
+        rows = _rows(operations, change.operations_from, change.facts,
+                     [arrival] * len(operations), {arrival: body} if body else {})
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -295,8 +299,9 @@ class MemoryFile(Record):
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             _rollback(conn)
-            raise self._error(f"could not be written (the {change.kind} was not saved; the "
-                              "file holds the state before it)", exc) from None
+            what = "ingest" if change.kind in (TEXT, BYTES) else change.kind
+            raise self._error(f"could not be written, so the {what} was not saved (the file "
+                              "holds the state before it)", exc) from None
         self._arrivals = arrival + 1
         self._version = self._data_version()
 
@@ -305,12 +310,19 @@ class MemoryFile(Record):
 
     def log(self) -> Iterator[LogEntry]:
         saved = self.load()
-        times = dict(self._conn.execute("SELECT arrival, time FROM chunks"))
-        chunks = [r[0] for r in self._conn.execute("SELECT chunk FROM operations ORDER BY seq")]
+        conn = self._conn
+        times = dict(conn.execute("SELECT arrival, time FROM chunks"))
+        chunks = [r[0] for r in conn.execute("SELECT chunk FROM operations ORDER BY seq")]
+        tombstones = list(conn.execute(
+            "SELECT arrival, time, body FROM chunks WHERE kind = ? ORDER BY arrival", (ERASURE,)))
         facts = {id(f) for f in saved.facts}
         for seq, (operation, chunk) in enumerate(zip(saved.operations, chunks)):
+            while tombstones and tombstones[0][0] < chunk:
+                yield _tombstone(*tombstones.pop(0))
             yield LogEntry(seq, chunk, times.get(chunk, ""), operation,
                            operation.op == ACCEPT and id(operation.evidence) in facts)
+        for tombstone in tombstones:
+            yield _tombstone(*tombstone)
 
     def info(self) -> dict:
         conn = self._conn
@@ -326,6 +338,77 @@ class MemoryFile(Record):
                 "text_bytes": text, "operations": self._scalar("SELECT count(*) FROM operations"),
                 "operations_by_kind": dict(sorted(ops.items())),
                 "facts": self._scalar("SELECT count(*) FROM operations WHERE subject IS NOT NULL")}
+
+    def erase(self, keep: Sequence[int], facts: Sequence[Fact], ledger: Ledger, state: dict,
+              redact: Callable[[str], str], erased: dict) -> bool:
+        if self.readonly:
+            raise MemoryFileError("is open read-only: nothing can be erased", path=self.path,
+                                  expected="Memory.open(path) without readonly=True")
+        conn = self._conn
+        try:
+            chunks = [r[0] for r in conn.execute("SELECT chunk FROM operations ORDER BY seq")]
+            bodies = dict(conn.execute("SELECT arrival, body FROM chunks WHERE body IS NOT NULL"))
+        except sqlite3.Error as exc:
+            raise self._error("cannot be read", exc) from None
+        redacted = {arrival: _redacted(body, redact) for arrival, body in bodies.items()}
+        changed = {a: b for a, b in redacted.items() if b != bodies[a]}
+        texts = {a: b for a, b in redacted.items() if isinstance(b, str)}
+        rows = _rows(ledger.operations(), 0, facts, [chunks[i] for i in keep], texts)
+        arrival = self._arrivals
+        try:
+            # secure_delete: pages freed by the erasure are overwritten with zeros
+            conn.execute("PRAGMA secure_delete = ON")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("UPDATE chunks SET body = ? WHERE arrival = ?",
+                             [(b, a) for a, b in changed.items()])
+            conn.execute("DELETE FROM operations")
+            conn.executemany("INSERT INTO operations VALUES "
+                             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            conn.execute("INSERT INTO chunks VALUES (?, ?, ?, ?)",
+                         (arrival, ERASURE, _now(), orjson.dumps(erased).decode()))
+            conn.execute("INSERT OR REPLACE INTO state VALUES (0, ?)",
+                         (orjson.dumps(state, option=orjson.OPT_SORT_KEYS).decode(),))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            _rollback(conn)
+            raise self._error("could not be written, so nothing was erased", exc) from None
+        self._arrivals = arrival + 1
+        try:
+            conn.execute("VACUUM")          # the file rewritten: no page of the old content left
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise self._error("was erased, but could not be compacted (old bytes may remain "
+                              "until factres memory forget runs again)", exc) from None
+        finally:
+            conn.execute("PRAGMA secure_delete = OFF")
+        self._version = self._data_version()
+        return busy == 0
+
+    def backup(self, destination) -> None:
+        """SQLite's backup API: one consistent snapshot of the last commit, whatever writers
+        do meanwhile; the copy is a memory file of its own (no writer lock, no side files)."""
+        target = Path(destination)
+        where = str(target)
+        if target.exists():
+            raise MemoryFileError("exists already: a backup never overwrites a file", path=where,
+                                  expected="a path where no file is yet")
+        if not target.parent.is_dir():
+            raise MemoryFileError(f"the folder {target.parent} does not exist", path=where,
+                                  expected="a path in an existing folder")
+        try:
+            copy = sqlite3.connect(target, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise MemoryFileError(f"cannot be created: {exc}", path=where,
+                                  expected="a folder you may write in") from None
+        try:
+            self._conn.backup(copy)
+            copy.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.Error as exc:
+            copy.close()
+            target.unlink(missing_ok=True)
+            raise MemoryFileError(f"the backup failed: {exc}", path=where,
+                                  expected="room on the disk for a copy") from None
+        copy.close()
 
     def close(self) -> None:
         if self._conn is not None:
@@ -347,10 +430,12 @@ class MemoryFile(Record):
 
     def _error(self, what: str, exc: sqlite3.Error) -> MemoryFileError:
         """SQLite's failure as the user's error: what failed, SQLite's reason, what to do."""
-        reason = str(exc)
-        code = getattr(exc, "sqlite_errorname", "")
-        if code in ("SQLITE_FULL",) or "full" in reason:
-            expected = "free disk space (or a larger size limit), then the same call again"
+        code = getattr(exc, "sqlite_errorname", None) or ""
+        reason = f"{exc} ({code})" if code else str(exc)
+        if code in ("SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC"):
+            # a write the file system refused: a full disk, a quota, a file size limit
+            expected = ("free disk space (or a higher file size limit or quota), then the same "
+                        "call again")
         elif code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in reason:
             expected = REMEDY
         elif code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
@@ -358,6 +443,10 @@ class MemoryFile(Record):
         else:
             expected = "a sound memory file on a writable disk"
         return MemoryFileError(f"{what}: {reason}", path=self.path, expected=expected)
+
+
+def _tombstone(arrival: int, time: str, body: str) -> LogEntry:
+    return LogEntry(None, arrival, time, None, erased=orjson.loads(body))
 
 
 def _read_only(file: Path, timeout: float) -> sqlite3.Connection:
@@ -370,6 +459,14 @@ def _read_only(file: Path, timeout: float) -> sqlite3.Connection:
     conn = sqlite3.connect(uri + mode, uri=True, timeout=timeout, isolation_level=None,
                            check_same_thread=False)
     return conn
+
+
+def _redacted(body: str | bytes, redact: Callable[[str], str]) -> str | bytes:
+    """A chunk's body through `redact`; bytes as UTF-8 (a character cut at a chunk's edge kept
+    as its bytes)."""
+    if isinstance(body, str):
+        return redact(body)
+    return redact(body.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -387,34 +484,35 @@ def _size(path: str) -> int:
         return 0
 
 
-def _rows(change: Change, arrival: int) -> list[tuple]:
-    """The operations rows of `change` (from `operations_from` on): an accept whose evidence is
-    the next new fact of the store carries the fact; any other operation its key, value and
-    evidence. A text found in the chunk's own body is written as its place there (a context's
-    text is then in the file once)."""
-    facts, at = change.facts, 0
-    body = change.body if isinstance(change.body, str) else ""
-    cursor = 0
+def _rows(operations: list[Operation], start: int, facts: Sequence[Fact], chunks: Sequence[int],
+          bodies: dict[int, str]) -> list[tuple]:
+    """The operations rows of `operations` (the log from entry `start` on; `chunks`: the
+    commit each belongs to): an accept whose evidence is the next of `facts` (the store's facts
+    among them, in order) carries the fact; any other operation its key, value and evidence. A
+    text found in its commit's body (`bodies`: the text ones) is written as its place there,
+    searched on from the previous one's end, so a context's text is in the file once."""
+    at = 0
+    cursors: dict[int, int] = {}
     rows = []
-    for seq, op in enumerate(change.ledger.operations(change.operations_from),
-                             change.operations_from):
+    for seq, (op, chunk) in enumerate(zip(operations, chunks), start):
         ev = op.evidence
         if ev is None:
             text = where = length = serial = line = None
         else:
             serial, line, text = ev.serial, ev.line, ev.text
-            where = body.find(text, cursor) if text else -1
+            body = bodies.get(chunk)
+            where = body.find(text, cursors.get(chunk, 0)) if body and text else -1
             if where < 0:
                 where = length = None
             else:
-                cursor = where + len(text)
+                cursors[chunk] = where + len(text)
                 text, length = None, len(text)
         if op.op == ACCEPT and at < len(facts) and ev is facts[at]:
-            rows.append((seq, arrival, ACCEPT, ev.subject, ev.relation, ev.object, None, None,
+            rows.append((seq, chunk, ACCEPT, ev.subject, ev.relation, ev.object, None, None,
                          serial, line, text, where, length))
             at += 1
         else:
-            rows.append((seq, arrival, op.op, None, None, None, orjson.dumps(list(op.key)).decode(),
+            rows.append((seq, chunk, op.op, None, None, None, orjson.dumps(list(op.key)).decode(),
                          op.value, serial, line, text, where, length))
     if at != len(facts):
         raise ValueError(f"{len(facts) - at} new fact(s) of the store have no accept in the "

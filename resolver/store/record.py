@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from resolver.store.provenance import Ledger, Operation
 from resolver.text.facts import Fact
@@ -54,15 +54,20 @@ class Change:
 
 @dataclass(frozen=True)
 class LogEntry:
-    """One operation as a record lists it (`Record.log`): the operation, where it stands in the
-    log, the chunk that brought it and that chunk's time."""
-    seq: int                               # its place in the log, from 0
+    """One entry of the log as a record lists it (`Record.log`): an operation, where it stands
+    in the log, the commit that wrote it and that commit's time; or an erasure's tombstone
+    (`erased`: what it removed, counts only, never the content)."""
+    seq: int | None                        # its place in the log, from 0 (None: a tombstone)
     chunk: int                             # the arrival index of the commit that wrote it
     time: str                              # that commit's time (UTC, ISO 8601)
-    operation: Operation
-    fact: bool                             # the accept of a fact of the store, as it arrived
+    operation: Operation | None
+    fact: bool = False                     # the accept of a fact of the store, as it arrived
+    erased: dict | None = None             # a tombstone: {"facts": n, "operations": n, ...}
 
     def to_json(self) -> dict:
+        if self.operation is None:
+            return {"seq": None, "chunk": self.chunk, "time": self.time, "op": ERASURE,
+                    "erased": dict(self.erased or {})}
         op = self.operation
         evidence = op.evidence
         return {"seq": self.seq, "chunk": self.chunk, "time": self.time, "op": op.op,
@@ -70,6 +75,10 @@ class LogEntry:
                 "serial": evidence.serial if evidence is not None else None,
                 "line": evidence.line if evidence is not None else None,
                 "text": evidence.text if evidence is not None else None}
+
+    def erased_text(self) -> str:
+        """A tombstone in words."""
+        return ", ".join(f"{count} {what} erased" for what, count in (self.erased or {}).items())
 
 
 class Record(ABC):
@@ -98,6 +107,19 @@ class Record(ABC):
     def info(self) -> dict:
         """Counts and sizes, for `factres memory info`."""
         return {}
+
+    def backup(self, destination) -> None:
+        """Copy the record to the new file `destination`, consistently."""
+        raise NotImplementedError
+
+    def erase(self, keep: Sequence[int], facts: Sequence[Fact], ledger: Ledger, state: dict,
+              redact: Callable[[str], str], erased: dict) -> bool:
+        """Rewrite the record without what an erasure removed (`Memory.forget`): the log is
+        `ledger`'s (the operations kept, `keep`: their places in the old log, in order;
+        `facts`: the store's facts among them), every text kept is passed through `redact`, a
+        tombstone holding `erased` (counts) is written, and the bytes removed are gone from
+        the storage. Returns whether they are (False: a reader still holds old pages)."""
+        return True
 
     def close(self) -> None:
         """Release what the record holds (a file, its writer lock). Idempotent."""
