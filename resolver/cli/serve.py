@@ -7,7 +7,8 @@ import math
 import click
 
 from resolver.cli.options import library_errors
-from resolver.serve.config import (DEFAULT_CACHE, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT,
+from resolver.serve.config import (DEFAULT_CACHE, DEFAULT_HOST, DEFAULT_MAX_BODY,
+                                   DEFAULT_MAX_OPEN, DEFAULT_PORT,
                                    MAX_BODY, MAX_CACHE, MIB, ServeConfig)
 
 
@@ -78,9 +79,16 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...]:
               "at every hop (the baseline), as factres run --mode.")
 @click.option("--access-log/--no-access-log", default=True, show_default=True,
               help="Log one line per request on stderr.")
+@click.option("--store", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Keep named memories, one file each, in DIR (made when missing): the base "
+                   "URL http://HOST:PORT/v1/memories/NAME is the memory NAME, kept across "
+                   "requests and restarts. Default: none (every request carries its context).")
+@click.option("--max-open", type=click.IntRange(1), default=DEFAULT_MAX_OPEN, show_default=True,
+              metavar="N", help="Named memories open at once, at most (each counts against "
+              "--cache-mb; the least recently used is closed first).")
 @library_errors
 def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode,
-                  access_log) -> None:
+                  access_log, store, max_open) -> None:
     """Answer OpenAI chat-completions requests with factres, so a harness evaluates it by
     pointing its OpenAI client here (OPENAI_BASE_URL=http://HOST:PORT/v1).
 
@@ -96,6 +104,12 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode,
     --max-body. The address is bound before the first line names it (with --port 0, the port
     bound); a port in use is an error.
 
+    With --store DIR, named memories: POST /v1/memories/NAME/chat/completions appends the
+    request's memory part to the memory NAME (DIR/NAME.db; a resent conversation only its new
+    text) and answers its question from everything the memory holds, so facts sent in earlier
+    requests, or before a restart, answer bare questions. GET /v1/memories lists them, DELETE
+    /v1/memories/NAME removes one.
+
     Needs the serve extra: pip install 'factres[serve]'. The example serves until stopped
     (Ctrl-C).
 
@@ -103,7 +117,8 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode,
     """
     config_args = {"plan_sets": tuple(plans)} if plans else {}
     config = ServeConfig(host=host, port=port, api_key=api_key, max_body=max_body,
-                         models=_names(models), cache_bytes=cache_mb, mode=mode, **config_args)
+                         models=_names(models), cache_bytes=cache_mb, mode=mode, store=store,
+                         max_open=max_open, **config_args)
     # The web stack loads here, not before: no other command imports it.
     from resolver.serve.app import bind, serve
     # Bound before the banner: an address in use is an error, never a banner and then

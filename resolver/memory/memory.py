@@ -350,13 +350,19 @@ class Memory:
         with self._lock:
             self._usable(write=False)
             ledger = self._store.ledger
-            kinds = Counter(o.op for o in ledger.operations())
             return {**self._record.info(),
                     "facts": len(self._store) - len(self._provisional),
-                    "provisional": len(self._provisional), "keys": len(ledger.keys()),
+                    "provisional": len(self._provisional), "keys": ledger.key_count,
                     "versions": len(ledger), "operations": ledger.logged,
-                    "operations_by_kind": dict(sorted(kinds.items())),
+                    "operations_by_kind": dict(sorted(ledger.operation_counts().items())),
                     "pending": len(self._reader.tail)}
+
+    def text(self) -> str:
+        """The text ingested so far, every chunk joined in arrival order, as the file keeps it
+        (a server compares it with a resent conversation). In process: "" (nothing kept)."""
+        with self._lock:
+            self._usable(write=False)
+            return self._record.text()
 
     def log(self) -> list[LogEntry]:
         """The operation log in arrival order, each operation with the commit that wrote it

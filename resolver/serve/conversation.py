@@ -423,6 +423,24 @@ class Remembered:
                 "reports": [r.to_json() for r in self.reports]}
 
 
+def tally(result, passed: Counter, reports: list[Report]) -> None:
+    """Count what an ingest passed over (a piece that fits no template and holds no serial
+    counts as TEXT) and keep what it reported."""
+    passed.update(result.passed_over)
+    for report in result.reports:
+        if report.kind == UNPARSED and report.serial is None \
+                and not _SERIAL_LIKE.search(report.text):
+            passed[TEXT] += 1
+        else:
+            reports.append(report)
+
+
+def holds_facts(text: str) -> bool:
+    """Whether a message's text may hold facts (a serial, "<digits>. "): the others are
+    passed over whole."""
+    return _SERIAL_LIKE.search(text) is not None
+
+
 def remember(conversation: Conversation, plan_sets: tuple[str, ...], mode: str) -> Remembered:
     """A new `Memory` holding the conversation's memory part (see the module docstring).
     InputError when a message is not text UTF-8 can encode (a lone surrogate)."""
@@ -434,17 +452,11 @@ def remember(conversation: Conversation, plan_sets: tuple[str, ...], mode: str) 
     fed = False
 
     def add(result) -> None:
-        passed.update(result.passed_over)
-        for report in result.reports:
-            if report.kind == UNPARSED and report.serial is None \
-                    and not _SERIAL_LIKE.search(report.text):
-                passed[TEXT] += 1
-            else:
-                reports.append(report)
+        tally(result, passed, reports)
 
     for message in conversation.memory:
         words += len(message.text.split())
-        if not _SERIAL_LIKE.search(message.text):
+        if not holds_facts(message.text):
             messages[message.role] += 1
             continue
         if fed:

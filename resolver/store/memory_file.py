@@ -324,20 +324,29 @@ class MemoryFile(Record):
         for tombstone in tombstones:
             yield _tombstone(*tombstone)
 
+    def text(self) -> str:
+        try:
+            bodies = self._conn.execute("SELECT body FROM chunks WHERE kind IN (?, ?) "
+                                        "ORDER BY arrival", (TEXT, BYTES)).fetchall()
+        except sqlite3.Error as exc:
+            raise self._error("cannot be read", exc) from None
+        if all(isinstance(b, str) for (b,) in bodies):
+            return "".join(b for (b,) in bodies)
+        # bytes may cut a character between two chunks: joined before they are decoded
+        return b"".join(b.encode() if isinstance(b, str) else b
+                        for (b,) in bodies).decode("utf-8", "replace")
+
     def info(self) -> dict:
         conn = self._conn
         settings = dict(conn.execute("SELECT name, value FROM settings"))
         kinds = dict(conn.execute("SELECT kind, count(*) FROM chunks GROUP BY kind"))
-        ops = dict(conn.execute("SELECT op, count(*) FROM operations GROUP BY op"))
         text = self._scalar("SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) FROM chunks")
         files = {suffix or "file": _size(self.path + suffix) for suffix in ("",) + SIDE_FILES}
         return {"path": self.path, "schema_version": self._scalar("PRAGMA user_version"),
                 "created_by": settings.get("created_by"), "created": settings.get("created"),
                 "bytes": sum(files.values()), "files": files,
                 "commits": sum(kinds.values()), "commits_by_kind": dict(sorted(kinds.items())),
-                "text_bytes": text, "operations": self._scalar("SELECT count(*) FROM operations"),
-                "operations_by_kind": dict(sorted(ops.items())),
-                "facts": self._scalar("SELECT count(*) FROM operations WHERE subject IS NOT NULL")}
+                "text_bytes": text}
 
     def erase(self, keep: Sequence[int], facts: Sequence[Fact], ledger: Ledger, state: dict,
               redact: Callable[[str], str], erased: dict) -> bool:

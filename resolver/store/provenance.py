@@ -591,6 +591,17 @@ class Ledger:
         """How many operations the log holds (every operation that went through)."""
         return len(self._log_op)
 
+    def operation_counts(self) -> dict[str, int]:
+        """How many operations of each kind the log holds (kinds never used left out)."""
+        codes = self._log_op
+        counts = {op: codes.count(code) for code, op in enumerate(OPERATIONS)}
+        return {op: n for op, n in counts.items() if n}
+
+    @property
+    def key_count(self) -> int:
+        """How many keys were ever written (empty ones included)."""
+        return len(self._keys)
+
     def operations(self, start: int = 0) -> list[Operation]:
         """The operation log from entry `start` on, in arrival order: every operation that went
         through, with its key, value and evidence. `Ledger.replay` of the whole log gives this

@@ -108,6 +108,11 @@ class Record(ABC):
         """Counts and sizes, for `factres memory info`."""
         return {}
 
+    def text(self) -> str:
+        """The text of every chunk ingested, joined in arrival order (what a record keeps as
+        evidence; the in-memory record keeps none)."""
+        return ""
+
     def backup(self, destination) -> None:
         """Copy the record to the new file `destination`, consistently."""
         raise NotImplementedError
