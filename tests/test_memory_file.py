@@ -189,6 +189,44 @@ def test_bytes_cut_inside_a_character_across_a_reopening(tmp_path):
     assert [(k, b) for k, b in rows] == [("bytes", data[:split]), ("bytes", data[split:])]
 
 
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_a_long_pending_text_is_read_again_from_its_chunks_not_written_with_each(as_bytes,
+                                                                                 tmp_path):
+    """Text with no fact start stays pending: past TAIL_LIMIT characters a commit stores where
+    to read it again from, and the reopened memory is the same."""
+    from resolver.memory.reader_state import TAIL_LIMIT
+
+    path = tmp_path / "m.db"
+    junk = "Chat with no facts in it, naming Zoë now and then. " * 40
+    pieces = [HEAD + "0. Tim Cook is employed by Apple.\n"] + [junk] * 80 + \
+        ["\n1. Tim Cook is employed by Google.\n"]
+    assert len(junk) * 80 > 2 * TAIL_LIMIT
+    kept = Memory()
+    for i, piece in enumerate(pieces):
+        data = piece.encode() if as_bytes else piece
+        if as_bytes and i % 2:                        # cut inside a character, sometimes
+            data = data[:len(data) // 2 + 1], data[len(data) // 2 + 1:]
+        else:
+            data = (data,)
+        with Memory.open(path) as memory:
+            for part in data:
+                memory.ingest(part)
+                kept.ingest(part)
+            memory.query(ASK)
+            kept.query(ASK)
+        if i % 9 == 0 or i == len(pieces) - 1:
+            with Memory.open(path, readonly=True) as reopened:
+                assert_same_memory(reopened, kept)
+    stored = orjson.loads(sqlite3.connect(path).execute("SELECT memory FROM state").fetchone()[0])
+    assert "replay" not in stored                       # the fact cut the pending text
+    with Memory.open(path) as memory:
+        assert memory.query(ASK).text == "Google"
+        memory.ingest(junk * 40)                       # pending again, past the limit
+    stored = orjson.loads(sqlite3.connect(path).execute("SELECT memory FROM state").fetchone()[0])
+    assert "_pending" not in stored["reader"] and len(stored["replay"]["reader"]["_pending"]) \
+        <= TAIL_LIMIT
+
+
 # ---- readers, the writer lock ---------------------------------------------------------------
 def test_a_reader_sees_each_new_commit_and_never_writes(tmp_path):
     path = tmp_path / "m.db"

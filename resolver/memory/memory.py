@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from resolver.errors import InputError, MemoryFileError
 from resolver.haystack import Question
 from resolver.mab import harness
-from resolver.memory import erasure
+from resolver.memory import erasure, reader_state
 from resolver.memory.erasure import Erasure
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, FactReader, Report
 from resolver.plan.planning import LIVE_SETS, compile_live
@@ -39,8 +39,8 @@ from resolver.search.confidence import NONE, Confidence, abstention, below, rank
 from resolver.search.resolve import Prediction, resolve_question, resolve_question_plain
 from resolver.store.fact_store import FactStore, norm
 from resolver.store.provenance import ACCEPT, Ledger, Operation, Version, show_key
-from resolver.store.record import (BYTES, FLUSH, OPERATIONS, TEXT, Change, InMemoryRecord,
-                                   LogEntry, Record)
+from resolver.store.record import (BYTES, ERASURE, FLUSH, OPERATIONS, TEXT, Change,
+                                   InMemoryRecord, LogEntry, Record)
 from resolver.text.facts import Fact
 
 __all__ = ["Answer", "IngestResult", "Memory", "harness"]
@@ -211,6 +211,7 @@ class Memory:
         # of the tail).
         self._saved_facts = self._saved_operations = 0
         self._changed = False
+        self._snapshot: dict | None = None     # the last state stored whole (reader_state.py)
 
     def _load(self) -> None:
         """The state the record holds (see `Memory.open`)."""
@@ -221,7 +222,14 @@ class Memory:
             self._reader = FactReader(functools.partial(_by_serial, store))
             state = saved.state
             if state is not None:
-                self._reader.restore(state["reader"])
+                if "replay" in state:            # its pending text is read again
+                    reader_state.replayed(self._reader, state,
+                                          self._record.bodies(state["replay"]["after"]),
+                                          _complete_utf8)
+                    self._snapshot = state["replay"]
+                else:
+                    self._reader.restore(state["reader"])
+                    self._snapshot = reader_state.snapshot(state, saved.arrival)
                 self._held = bytes.fromhex(state["held"])
                 count = state["provisional"]
                 self._provisional = list(saved.facts[len(saved.facts) - count:]) if count else []
@@ -247,13 +255,16 @@ class Memory:
         if not record.lasting:
             return
         store = self._store
+        state, whole = reader_state.stored(self._state(), self._snapshot, kind == ERASURE)
         change = Change(kind, body, store.since(self._saved_facts), store.ledger,
-                        self._saved_operations, self._state())
+                        self._saved_operations, state)
         try:
-            record.commit(change)
+            arrival = record.commit(change)
         except BaseException:
             self._load()
             raise
+        if whole:
+            self._snapshot = reader_state.snapshot(state, arrival)
         self._saved_facts, self._saved_operations = len(store), store.ledger.logged
         self._changed = False
 
@@ -338,7 +349,8 @@ class Memory:
                 chunks[0] += bool(n)
                 return out
 
-            compacted = self._record.erase(keep, kept, ledger, state, redact, counts)
+            arrival, compacted = self._record.erase(keep, kept, ledger, state, redact, counts)
+            self._snapshot = reader_state.snapshot(state, arrival)
             self._saved_facts, self._saved_operations = len(kept), ledger.logged
             self._changed = False
             return erasure.Erasure(counts["facts"], counts["operations"], chunks[0], compacted)

@@ -146,6 +146,7 @@ class MemoryFile(Record):
             self._check_kind(file, readonly, self._conn)
             self._version = self._data_version()
             self._arrivals = self._scalar("SELECT coalesce(max(arrival) + 1, 0) FROM chunks")
+            self._logged = self._scalar("SELECT coalesce(max(seq) + 1, 0) FROM operations")
         except BaseException:
             self.close()
             raise
@@ -245,6 +246,8 @@ class MemoryFile(Record):
                     "SELECT arrival, body FROM chunks WHERE arrival IN "
                     "(SELECT DISTINCT chunk FROM operations WHERE at IS NOT NULL)"))
                 state = conn.execute("SELECT memory FROM state WHERE id = 0").fetchone()
+                arrival = conn.execute("SELECT coalesce(max(arrival), -1) FROM chunks"
+                                       ).fetchone()[0]
             finally:
                 conn.execute("COMMIT")
             self._version = self._data_version()
@@ -273,23 +276,31 @@ class MemoryFile(Record):
             memory = None if state is None else orjson.loads(state[0])
         except (ValueError, TypeError, KeyError) as exc:
             raise MemoryFileError(f"is damaged: {exc}", path=self.path, expected=REMEDY) from None
-        return Saved(facts, operations, memory)
+        return Saved(facts, operations, memory, arrival)
 
-    def commit(self, change: Change) -> None:
+    def commit(self, change: Change) -> int:
         if self.readonly:
             raise MemoryFileError("is open read-only: nothing can be written", path=self.path,
                                   expected="Memory.open(path) without readonly=True")
         if change.kind not in KINDS:
             raise ValueError(f"unknown commit kind {change.kind!r}")
         arrival = self._arrivals
-        operations = change.ledger.operations(change.operations_from)
         body = change.body if isinstance(change.body, str) else None
-        rows = _rows(operations, change.operations_from, change.facts,
-                     [arrival] * len(operations), {arrival: body} if body else {})
+        facts, start = change.facts, change.operations_from
+        accepted = change.ledger.accepted_since(start)
+        if accepted is not None and len(accepted) == len(facts) \
+                and all(a is b for a, b in zip(accepted, facts)):
+            rows = _fact_rows(facts, start, arrival, body)      # the common case, faster
+        else:
+            operations = change.ledger.operations(start)
+            rows = _rows(operations, start, facts, [arrival] * len(operations),
+                         {arrival: body} if body else {})
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute("DELETE FROM operations WHERE seq >= ?", (change.operations_from,))
+            if change.operations_from < self._logged:          # a take-back: rewritten
+                conn.execute("DELETE FROM operations WHERE seq >= ?",
+                             (change.operations_from,))
             conn.execute("INSERT INTO chunks VALUES (?, ?, ?, ?)",
                          (arrival, change.kind, _now(), change.body))
             conn.executemany("INSERT INTO operations VALUES "
@@ -303,7 +314,16 @@ class MemoryFile(Record):
             raise self._error(f"could not be written, so the {what} was not saved (the file "
                               "holds the state before it)", exc) from None
         self._arrivals = arrival + 1
+        self._logged = start + len(rows)
         self._version = self._data_version()
+        return arrival
+
+    def bodies(self, after: int) -> list[tuple[str, str | bytes | None]]:
+        try:
+            return self._conn.execute("SELECT kind, body FROM chunks WHERE arrival > ? "
+                                      "ORDER BY arrival", (after,)).fetchall()
+        except sqlite3.Error as exc:
+            raise self._error("cannot be read", exc) from None
 
     def changed(self) -> bool:
         return self._conn is not None and self._data_version() != self._version
@@ -382,6 +402,7 @@ class MemoryFile(Record):
             _rollback(conn)
             raise self._error("could not be written, so nothing was erased", exc) from None
         self._arrivals = arrival + 1
+        self._logged = len(rows)
         try:
             conn.execute("VACUUM")          # the file rewritten: no page of the old content left
             busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
@@ -391,7 +412,7 @@ class MemoryFile(Record):
         finally:
             conn.execute("PRAGMA secure_delete = OFF")
         self._version = self._data_version()
-        return busy == 0
+        return arrival, busy == 0
 
     def backup(self, destination) -> None:
         """SQLite's backup API: one consistent snapshot of the last commit, whatever writers
@@ -491,6 +512,23 @@ def _size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def _fact_rows(facts: Sequence[Fact], start: int, arrival: int, body: str | None
+               ) -> list[tuple]:
+    """`_rows` of a log holding only the accepts of `facts`, from entry `start` on."""
+    cursor, rows = 0, []
+    for seq, fact in enumerate(facts, start):
+        text = fact.text
+        where = body.find(text, cursor) if body and text else -1
+        if where < 0:
+            where = length = None
+        else:
+            cursor = where + len(text)
+            text, length = None, cursor - where
+        rows.append((seq, arrival, ACCEPT, fact.subject, fact.relation, fact.object, None, None,
+                     fact.serial, fact.line, text, where, length))
+    return rows
 
 
 def _rows(operations: list[Operation], start: int, facts: Sequence[Fact], chunks: Sequence[int],

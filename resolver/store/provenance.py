@@ -602,6 +602,15 @@ class Ledger:
         """How many keys were ever written (empty ones included)."""
         return len(self._keys)
 
+    def accepted_since(self, start: int) -> list[EvidenceLike] | None:
+        """The evidence of each operation from log entry `start` on when every one of them is
+        an accept (a writer's common case: the facts of one ingest), else None."""
+        codes = self._log_op
+        if codes.count(_ACCEPT, start) != len(codes) - start:
+            return None
+        evidence = self._evidence
+        return [evidence[vid] for vid in self._log_vid[start:]]
+
     def operations(self, start: int = 0) -> list[Operation]:
         """The operation log from entry `start` on, in arrival order: every operation that went
         through, with its key, value and evidence. `Ledger.replay` of the whole log gives this

@@ -36,6 +36,7 @@ class Saved:
     facts: list[Fact]                      # the store's facts, in arrival order
     operations: Iterable[Operation]        # the operation log, in arrival order
     state: dict | None                     # the memory's own state; None: nothing saved yet
+    arrival: int = -1                      # the last commit's arrival index (-1: none)
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,12 @@ class Record(ABC):
         """The state of the last commit."""
 
     @abstractmethod
-    def commit(self, change: Change) -> None:
-        """Write `change` whole, or nothing (the error says why)."""
+    def commit(self, change: Change) -> int:
+        """Write `change` whole, or nothing (the error says why); returns its arrival index."""
+
+    def bodies(self, after: int) -> list[tuple[str, str | bytes | None]]:
+        """(kind, body) of every commit after the arrival index `after`, in order."""
+        return []
 
     def changed(self) -> bool:
         """Whether another process committed since the last `load` (a reader loads again)."""
@@ -118,13 +123,14 @@ class Record(ABC):
         raise NotImplementedError
 
     def erase(self, keep: Sequence[int], facts: Sequence[Fact], ledger: Ledger, state: dict,
-              redact: Callable[[str], str], erased: dict) -> bool:
+              redact: Callable[[str], str], erased: dict) -> tuple[int, bool]:
         """Rewrite the record without what an erasure removed (`Memory.forget`): the log is
         `ledger`'s (the operations kept, `keep`: their places in the old log, in order;
         `facts`: the store's facts among them), every text kept is passed through `redact`, a
         tombstone holding `erased` (counts) is written, and the bytes removed are gone from
-        the storage. Returns whether they are (False: a reader still holds old pages)."""
-        return True
+        the storage. Returns (the tombstone's arrival index, whether the bytes are gone:
+        False when a reader still holds old pages)."""
+        return -1, True
 
     def close(self) -> None:
         """Release what the record holds (a file, its writer lock). Idempotent."""
@@ -137,5 +143,5 @@ class InMemoryRecord(Record):
     def load(self) -> Saved:
         return Saved([], (), None)
 
-    def commit(self, change: Change) -> None:
-        pass
+    def commit(self, change: Change) -> int:
+        return -1
