@@ -404,3 +404,22 @@ def test_a_read_only_file_opens_read_only_and_is_refused_for_writing(tmp_path):
     assert done.stdout == (
         f"{path}: is read-only (expected readonly=True (the read-only commands of factres "
         "memory open it so), or write permission on the file)\nApple\n"), done.stderr
+
+
+# ---- the guides' examples print what they say -------------------------------------------------
+def _shown_example(page: str, heading: str) -> tuple[str, str]:
+    """(the first Python block under `heading` on docs/`page`, the text block after it)."""
+    import re
+
+    text = (ROOT / "docs" / page).read_text("utf-8")
+    section = text[text.index(heading):]
+    code, shown = re.search(r"```python\n(.*?)```.*?```text\n(.*?)```", section, re.S).groups()
+    return code, shown
+
+
+def test_the_saving_and_reopening_example_prints_what_the_guide_shows(tmp_path, monkeypatch,
+                                                                      capsys):
+    code, shown = _shown_example("memory.md", "## Saving and reopening")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/memory.md (saving and reopening)", "exec"), {})
+    assert capsys.readouterr().out == shown

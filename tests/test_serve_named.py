@@ -161,3 +161,12 @@ def test_a_second_server_on_the_same_folder_is_refused_the_memory_the_first_hold
             assert refused.json()["error"]["code"] == "memory_locked"
             assert "is open for writing by process" in refused.json()["error"]["message"]
         assert say(named(first, "agent"), ASK).choices[0].message.content == "Apple"
+
+
+def test_the_guides_example_prints_what_it_shows(tmp_path, monkeypatch, capsys):
+    from test_memory_file import _shown_example
+
+    code, shown = _shown_example("server.md", "## Named memories")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/server.md (named memories)", "exec"), {})
+    assert capsys.readouterr().out == shown
