@@ -6,8 +6,9 @@ through the OpenAI API evaluates factres with no adapter code.
 budget), `request` (the request body read and checked), `conversation` (a conversation split
 into its memory part and its question, the memory's cache key, the memory built from it),
 `cache` (`MemoryCache`: memories by key, least recently used out, bounded by an estimate of
-their resident bytes), `reply` (the `chat.completion` object, its streamed chunks and the
-`factres` field), `api_errors` (OpenAI's error objects), `app` (`create_app(config)`, the
+their resident bytes), `named` (named memories, `--store`: one memory file each, the
+prefix rule for a resent conversation, the open-file pool), `reply` (the `chat.completion`
+object, its streamed chunks and the `factres` field), `api_errors` (OpenAI's error objects), `app` (`create_app(config)`, the
 Starlette app, and `serve` / `serving`, which run it on uvicorn).
 
 Only `app` imports the web stack (Starlette, uvicorn: the `serve` extra); nothing imports

@@ -1,5 +1,7 @@
 """Stage 2, facts -> store: versions per (subject, relation) key, append-only (`fact_store`),
-and the provenance ledger of typed, never-deleting operations behind it (`provenance`).
+the provenance ledger of typed, never-deleting operations behind it and its operation log
+(`provenance`), and where a memory's state lasts: the `Record` interface and the in-memory
+record (`record`), a SQLite memory file (`memory_file`) and its writer lock (`writer_lock`).
 
 May import: `resolver.errors` and `resolver.text`. Above it, `resolver.haystack` builds stores
 from rows."""
