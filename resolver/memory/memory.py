@@ -27,7 +27,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from resolver.errors import InputError, MemoryFileError
+from resolver.errors import InputError, MemoryFileError, ProvenanceError
 from resolver.haystack import Question
 from resolver.mab import harness
 from resolver.memory import erasure, reader_state
@@ -218,7 +218,7 @@ class Memory:
         saved = self._record.load()
         self._empty()
         try:
-            store = self._store = FactStore(tuple(saved.facts), Ledger.replay(saved.operations))
+            store = self._store = FactStore.replayed(saved.entries)
             self._reader = FactReader(functools.partial(_by_serial, store))
             state = saved.state
             if state is not None:
@@ -232,10 +232,10 @@ class Memory:
                     self._snapshot = reader_state.snapshot(state, saved.arrival)
                 self._held = bytes.fromhex(state["held"])
                 count = state["provisional"]
-                self._provisional = list(saved.facts[len(saved.facts) - count:]) if count else []
+                self._provisional = store.since(len(store) - count) if count else []
                 self._viewed = state["viewed"]
                 self._unapplied = [Report(**r) for r in state["unapplied"]]
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, ProvenanceError) as exc:
             from resolver.store.memory_file import REMEDY
             raise MemoryFileError(f"is damaged: its state cannot be read ({exc})",
                                   path=self._record.path, expected=REMEDY) from None

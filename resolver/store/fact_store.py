@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 from resolver.errors import ProvenanceError, clip
-from resolver.store.provenance import Ledger, Version
+from resolver.store.provenance import Ledger, Operation, Version
 from resolver.text.facts import Fact
 from resolver.text.relations import inventory
 
@@ -245,6 +245,28 @@ class FactStore:
             if len(out) > first:
                 self._token_index = None
                 self._name_reads = {}
+
+    @classmethod
+    def replayed(cls, entries: Iterable[Fact | Operation]) -> "FactStore":
+        """A store rebuilt from its operation log (`Ledger.operations`, as a memory file keeps
+        it): each Fact is the accept of a fact of the store, in the order the facts came (its
+        key (subject normalised, relation), as `extend` writes it), each Operation any other
+        operation on the ledger, done in its place."""
+        entries = entries if isinstance(entries, list) else list(entries)
+        store = cls(tuple(e for e in entries if e.__class__ is Fact))
+        normed = store._ix.normed
+        ledger = Ledger()
+        start = 0
+        for at, entry in enumerate(entries):
+            if entry.__class__ is not Fact:
+                if start < at:
+                    ledger.accept_many(_writes(entries[start:at], normed))
+                ledger.apply(entry)
+                start = at + 1
+        if start < len(entries):
+            ledger.accept_many(_writes(entries[start:] if start else entries, normed))
+        store._ledger = ledger
+        return store
 
     @property
     def _ix(self) -> _Index:

@@ -253,9 +253,7 @@ class MemoryFile(Record):
             self._version = self._data_version()
         except sqlite3.Error as exc:
             raise self._error("cannot be read", exc) from None
-        facts: list[Fact] = []
-        operations: list[Operation] = []
-        normed: dict[str, str] = {}
+        entries: list[Fact | Operation] = []
         try:
             for i, (seq, op, subject, relation, obj, key, value, serial, line, text, chunk, at,
                     length) in enumerate(rows):
@@ -264,19 +262,14 @@ class MemoryFile(Record):
                 if text is None and at is not None:
                     text = bodies[chunk][at:at + length]
                 if subject is not None:
-                    fact = Fact(serial, subject, relation, obj, line, text)
-                    facts.append(fact)
-                    s = normed.get(subject)
-                    if s is None:
-                        s = normed[subject] = norm(subject)
-                    operations.append(Operation(ACCEPT, (s, relation), obj, fact))
+                    entries.append(Fact(serial, subject, relation, obj, line, text))
                 else:
                     evidence = None if serial is None else Evidence(serial, line, text)
-                    operations.append(Operation(op, tuple(orjson.loads(key)), value, evidence))
+                    entries.append(Operation(op, tuple(orjson.loads(key)), value, evidence))
             memory = None if state is None else orjson.loads(state[0])
         except (ValueError, TypeError, KeyError) as exc:
             raise MemoryFileError(f"is damaged: {exc}", path=self.path, expected=REMEDY) from None
-        return Saved(facts, operations, memory, arrival)
+        return Saved(entries, memory, arrival)
 
     def commit(self, change: Change) -> int:
         if self.readonly:
@@ -335,12 +328,15 @@ class MemoryFile(Record):
         chunks = [r[0] for r in conn.execute("SELECT chunk FROM operations ORDER BY seq")]
         tombstones = list(conn.execute(
             "SELECT arrival, time, body FROM chunks WHERE kind = ? ORDER BY arrival", (ERASURE,)))
-        facts = {id(f) for f in saved.facts}
-        for seq, (operation, chunk) in enumerate(zip(saved.operations, chunks)):
+        normed: dict[str, str] = {}
+        for seq, (entry, chunk) in enumerate(zip(saved.entries, chunks)):
             while tombstones and tombstones[0][0] < chunk:
                 yield _tombstone(*tombstones.pop(0))
-            yield LogEntry(seq, chunk, times.get(chunk, ""), operation,
-                           operation.op == ACCEPT and id(operation.evidence) in facts)
+            fact = entry.__class__ is Fact
+            if fact:
+                subject = normed.setdefault(entry.subject, norm(entry.subject))
+                entry = Operation(ACCEPT, (subject, entry.relation), entry.object, entry)
+            yield LogEntry(seq, chunk, times.get(chunk, ""), entry, fact)
         for tombstone in tombstones:
             yield _tombstone(*tombstone)
 

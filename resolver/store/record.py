@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from resolver.store.provenance import Ledger, Operation
 from resolver.text.facts import Fact
@@ -33,8 +33,10 @@ KINDS = (TEXT, BYTES, FLUSH, OPERATIONS, ERASURE)
 @dataclass(frozen=True)
 class Saved:
     """A memory's state as a record gives it back (`Record.load`)."""
-    facts: list[Fact]                      # the store's facts, in arrival order
-    operations: Iterable[Operation]        # the operation log, in arrival order
+    # The operation log, in arrival order: a Fact stands for the accept of that fact of the
+    # store (`FactStore.replayed` builds the store and ledger from it), an Operation for any
+    # other operation.
+    entries: list[Fact | Operation]
     state: dict | None                     # the memory's own state; None: nothing saved yet
     arrival: int = -1                      # the last commit's arrival index (-1: none)
 
@@ -141,7 +143,7 @@ class InMemoryRecord(Record):
     writes nothing and there is nothing to load."""
 
     def load(self) -> Saved:
-        return Saved([], (), None)
+        return Saved([], None)
 
     def commit(self, change: Change) -> int:
         return -1
