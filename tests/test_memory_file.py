@@ -17,27 +17,19 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import bundled_context
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from test_memory import CUTS, cut, framed
+from test_memory import CUTS, assert_answers_as_the_run, cut, dev, framed  # noqa: F401
 
 from resolver.errors import MemoryFileError, MemoryLockedError
-from resolver.haystack import bundled_path, load
 from resolver.mab import harness
 from resolver.memory.memory import Memory
-from resolver.results.result_schema import PREDICTIONS_FILE, TRACES_FILE, loads_lines
 from resolver.store.memory_file import SCHEMA_VERSION
 from resolver.store.provenance import Evidence
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMITTED = ROOT / "results" / "dev-6k-search-confidence"
 HEAD = "Here is a list of facts:\n"
 ASK = "Who is Tim Cook employed by?"
-
-
-def trace_bytes(prediction) -> bytes:
-    row = prediction.to_json() | {"reader": None, "repair": None}
-    return orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
 
 
 def assert_same_memory(reopened: Memory, kept: Memory) -> None:
@@ -47,23 +39,6 @@ def assert_same_memory(reopened: Memory, kept: Memory) -> None:
     assert reopened._reader.state() == kept._reader.state()
     assert (reopened._held, reopened._provisional, reopened.tail) == \
         (kept._held, kept._provisional, kept.tail)
-
-
-@pytest.fixture(scope="module")
-def dev():
-    dataset, _ = load([bundled_path()])
-    (haystack,) = dataset.haystacks.values()
-    traces = {t["qid"]: orjson.dumps(t, option=orjson.OPT_SORT_KEYS)
-              for t in loads_lines((COMMITTED / TRACES_FILE).read_bytes())}
-    rows = {r["qid"]: r for r in loads_lines((COMMITTED / PREDICTIONS_FILE).read_bytes())}
-    return dataset, haystack, traces, rows
-
-
-def assert_answers_as_the_run(memory: Memory, dataset, traces, rows) -> None:
-    for q in dataset.questions:
-        answer = memory.query(q.text, qid=q.qid, source=q.source)
-        assert trace_bytes(answer.prediction) == traces[q.qid], q.qid
-        assert answer.text == rows[q.qid]["prediction"], q.qid
 
 
 # ---- the same memory, reopened --------------------------------------------------------------

@@ -214,11 +214,7 @@ def create_app(config: ServeConfig) -> Starlette:
         except Exception as exc:            # a fault of ours: say so, log it, keep serving
             log.exception("chat completion failed")
             raise internal(type(exc).__name__) from None
-        header = {"server-timing": ", ".join(f"{k};dur={v:.3f}" for k, v in timing.items())}
-        if streamed:
-            return StreamingResponse(iter(reply), media_type="text/event-stream",
-                                     headers=header | {"cache-control": "no-cache"})
-        return Response(reply, media_type=JSON, headers=header)
+        return _reply(streamed, reply, timing)
 
     async def models(request: Request) -> Response:
         service.authorize(request)
@@ -244,11 +240,7 @@ def create_app(config: ServeConfig) -> Starlette:
         except Exception as exc:            # a fault of ours: say so, log it, keep serving
             log.exception("named chat completion failed")
             raise internal(type(exc).__name__) from None
-        header = {"server-timing": ", ".join(f"{k};dur={v:.3f}" for k, v in timing.items())}
-        if streamed:
-            return StreamingResponse(iter(reply), media_type="text/event-stream",
-                                     headers=header | {"cache-control": "no-cache"})
-        return Response(reply, media_type=JSON, headers=header)
+        return _reply(streamed, reply, timing)
 
     async def named_list(request: Request) -> Response:
         service.authorize(request)
@@ -378,6 +370,15 @@ async def _read_body(request: Request, limit: int) -> bytes:
     if size > limit:
         raise body_too_large(limit)
     return b"".join(parts)
+
+
+def _reply(streamed: bool, reply, timing: dict[str, float]) -> Response:
+    """The reply (JSON bytes, or the events when `streamed`) with its Server-Timing header."""
+    header = {"server-timing": ", ".join(f"{k};dur={v:.3f}" for k, v in timing.items())}
+    if streamed:
+        return StreamingResponse(iter(reply), media_type="text/event-stream",
+                                 headers=header | {"cache-control": "no-cache"})
+    return Response(reply, media_type=JSON, headers=header)
 
 
 def _json(data: dict) -> Response:
