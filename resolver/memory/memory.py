@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -138,8 +139,9 @@ class Memory:
         self._empty()
 
     @classmethod
-    def open(cls, path, *, readonly: bool = False, plan_sets: tuple[str, ...] | str = LIVE_SETS,
-             mode: str = "search", timeout: float = 5.0, fsync: bool = False) -> "Memory":
+    def open(cls, path: str | os.PathLike, *, readonly: bool = False,
+             plan_sets: tuple[str, ...] | str = LIVE_SETS, mode: str = "search",
+             timeout: float = 5.0, fsync: bool = False) -> "Memory":
         """The memory kept in the SQLite file `path`, created when no file is there: the same
         memory it was when last written (it reads on from where the text stopped, and its
         ledger, answers and traces are those of a memory never closed). Each `ingest` and
@@ -149,7 +151,8 @@ class Memory:
             path: the memory file (its folder must exist).
             readonly: read only: no writer lock, every write refused, and each read sees the
                 writers' new commits.
-            plan_sets, mode: as `Memory()`; given at each open, never stored.
+            plan_sets: as `Memory()`; given at each open, never stored.
+            mode: as `Memory()`; given at each open, never stored.
             timeout: seconds to wait for another process's writer lock before giving up.
             fsync: sync each commit to the disk (SQLite's synchronous=FULL), so a commit
                 survives a power loss too; by default a commit survives a crash of the process.

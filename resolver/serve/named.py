@@ -171,9 +171,11 @@ class NamedMemories:
                 except InputError as exc:
                     raise bad_request(f"The messages cannot be read as text: {exc}",
                                       param="messages", code="invalid_value") from None
+                size = entry.size()
+            # outside the entry's lock: a resize may evict, and close, another entry
             key = self._key(name)
             if key in self.cache:
-                self.cache.resize(key, entry.size())
+                self.cache.resize(key, size)
             else:
                 entry.close()                          # over the whole budget: not kept
             return found
