@@ -398,3 +398,13 @@ def test_the_saving_and_reopening_example_prints_what_the_guide_shows(tmp_path, 
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "docs/memory.md (saving and reopening)", "exec"), {})
     assert capsys.readouterr().out == shown
+
+
+def test_fsync_asks_sqlite_for_a_sync_per_commit(tmp_path):
+    for fsync, level in ((False, 1), (True, 2)):               # NORMAL, FULL
+        with Memory.open(tmp_path / f"{fsync}.db", fsync=fsync) as memory:
+            memory.ingest(HEAD + "0. Tim Cook is employed by Apple.\n")
+            assert memory._record._conn.execute("PRAGMA synchronous").fetchone()[0] == level
+            assert memory._record._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        with Memory.open(tmp_path / f"{fsync}.db", readonly=True) as memory:
+            assert memory.query(ASK).text == "Apple"
