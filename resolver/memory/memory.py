@@ -18,7 +18,13 @@ ended here (less a trailing fragment that can still become the next fact's seria
 the tail is read again, and a provisional fact that the rest of the text changed ("St." then
 "Louis.") is taken back before the real one is committed. So queries between chunks never
 change what the chunks give: the store after the last chunk and a `flush` is the one-shot store,
-whatever was asked in between. Thread-safe: one lock around every read and write."""
+whatever was asked in between. Thread-safe: one lock around every read and write.
+
+Where it lasts: every memory holds a `Record` (resolver/store/record.py) and commits each
+ingest to it, as one `Change`: `Memory()` the in-memory record, which keeps nothing (the
+objects are the state), `Memory.open(path)` a SQLite file (store/memory_file.py), from which a
+memory is rebuilt as it was (the store and ledger from the operation log, the reader from its
+state, reader_state.py). docs/memory.md, "Saving and reopening", says what a user sees."""
 from __future__ import annotations
 
 import dataclasses
