@@ -11,7 +11,13 @@ from pathlib import Path
 import click
 
 from resolver.cli import make_main
-from resolver.cli.options import Seconds, data_option, library_errors, results_dir_option
+from resolver.cli.options import (
+    OutFolder,
+    Seconds,
+    data_option,
+    library_errors,
+    results_dir_option,
+)
 
 __all__ = ["explain_command", "main", "oracle"]
 
@@ -40,7 +46,7 @@ def oracle() -> None:
 
 def _output_options():
     """--out and --results-dir, which every oracle command takes."""
-    out = click.option("--out", type=click.Path(file_okay=False),
+    out = click.option("--out", type=OutFolder(),
                        help="Write into this folder (it must not exist) instead of "
                             "<results>/oracle-<command>-<tag>/.")
     results = results_dir_option("Where run folders are read and oracle folders written")

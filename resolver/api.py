@@ -26,7 +26,7 @@ from resolver.plan.planning import live_plan_sets
 from resolver.plan.plans import PlanSet
 from resolver.report.compare import Comparison, compare_runs
 from resolver.results.reader import RunFolder, read_run
-from resolver.run.config import RunConfig
+from resolver.run.config import MODES, RunConfig
 from resolver.run.runs import Run, load_plan_sets
 from resolver.run.runs import execute as _execute
 from resolver.search.resolve import Prediction, resolve_dataset
@@ -38,8 +38,6 @@ __all__ = [
     "harness", "live_plan_sets", "load", "plan_sets", "read_run", "resolve",
 ]
 
-MODES = ("search", "plain")
-
 
 def plan_sets(dataset: Dataset, specs: Sequence[str] = ("live:rules", "live:lexicon")
               ) -> list[PlanSet]:
@@ -50,19 +48,26 @@ def plan_sets(dataset: Dataset, specs: Sequence[str] = ("live:rules", "live:lexi
         dataset: the questions to plan (from `load`).
         specs: each `live:rules` or `live:lexicon` (compiled now by the current code), an
             archived set id (found under `$FACTRES_PLANS`, else the checkout's `plans/`) or an
-            archived set's folder. Default: the live rule and lexicon sets, in that order.
+            archived set's folder; one spec given alone stands for itself. Default: the live
+            rule and lexicon sets, in that order.
 
     Returns:
         One `PlanSet` per spec, in the order given.
 
     Raises:
-        InputError: an unknown live set, or no spec given.
+        InputError: an unknown live set, no spec given, or a spec that is not a string.
         ArchiveError: an archived set that is not found or fails its checksums (a
             `FactresError`).
     """
+    if isinstance(specs, str):
+        specs = (specs,)                 # one spec stands for itself, not for its letters
     if not specs:
         raise InputError("no plan set given", expected="live:rules, live:lexicon or a set id")
-    sets, _records = load_plan_sets(dataset, tuple(specs))
+    specs = tuple(specs)
+    if not all(isinstance(s, str) for s in specs):
+        raise InputError(f"plan set specs must be names, not {_kinds(specs)}",
+                         expected="live:rules, live:lexicon or a set id")
+    sets, _records = load_plan_sets(dataset, specs)
     return sets
 
 
@@ -72,8 +77,9 @@ def resolve(dataset: Dataset, plan_sets: Sequence[PlanSet] | None = None, *,
 
     Args:
         dataset: the questions and their stores (from `load`).
-        plan_sets: the plans to execute; default: `live_plan_sets(dataset)` (the live rule
-            and lexicon sets, as `factres run` uses by default).
+        plan_sets: the plans to execute (one `PlanSet` alone stands for itself); default:
+            `live_plan_sets(dataset)` (the live rule and lexicon sets, as `factres run` uses
+            by default).
         mode: "search" (the scored path search, `factres run`'s default) or "plain" (the
             plans executed in order, latest version at every hop: the baseline).
 
@@ -83,12 +89,23 @@ def resolve(dataset: Dataset, plan_sets: Sequence[PlanSet] | None = None, *,
         `confidence` label.
 
     Raises:
-        InputError: an unknown mode.
+        InputError: an unknown mode, or plan sets that are not `PlanSet`s (a spec such as
+            "live:rules" goes to `plan_sets`).
     """
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}", expected=" or ".join(MODES))
+    if isinstance(plan_sets, PlanSet):
+        plan_sets = [plan_sets]          # one set stands for itself
     sets = live_plan_sets(dataset) if plan_sets is None else list(plan_sets)
+    if not all(isinstance(s, PlanSet) for s in sets):
+        raise InputError(f"plan_sets must be PlanSet objects, not {_kinds(sets)}",
+                         expected="plan_sets(dataset, specs) or live_plan_sets(dataset); a "
+                                  "spec such as 'live:rules' goes to plan_sets")
     return resolve_dataset(dataset, sets, mode=mode)
+
+
+def _kinds(items) -> str:
+    return ", ".join(sorted({type(i).__name__ for i in items}))
 
 
 def execute(config: RunConfig | None = None, *, results_dir: str | Path | None = None,
@@ -110,7 +127,8 @@ def execute(config: RunConfig | None = None, *, results_dir: str | Path | None =
 
     Raises:
         InputError: bad data, a results folder that cannot be written, a dev split without
-            gold, and the other refusals `factres run` names.
+            gold, and the other refusals `factres run` names. (A `RunConfig` with a field out of
+            its range is refused when it is made, naming the field.)
         ProtocolError: a test run outside the dev/test protocol (no frozen configuration, a
             dirty tree).
         RunExistsError: `run_id` is taken.

@@ -31,6 +31,10 @@ writes; the text is never stored escaped.
   POSIX shell, or in bash's `$'...'` quoting when it holds a hidden character.
 - `plot`: a matplotlib label (`factres tables --plot`): the visible escapes, and `$` escaped
   (two would start mathtext, one unbalanced stops the drawing).
+- `readout`: a field of a readout line (`Memory.readout`, docs/readout.md): the backslash
+  doubled first, then the visible escapes (so a written "\\n" and a line break differ: `\\\\n`
+  and `\\n`), then `|` and `=` as `\\|` and `\\=` (the line's own separators), so a line is
+  one line and splits one way.
 
 Only the visible escapes are shared; nothing here knows about tables or runs, so every stage
 may import it."""
@@ -115,6 +119,16 @@ def latex(text: str) -> str:
 def plot(text: str) -> str:
     """`text` for a matplotlib label (see the module docstring)."""
     return visible(str(text)).replace("$", r"\$")
+
+
+_READOUT = {"|": "\\|", "=": "\\="}
+_READOUT_SPECIAL = re.compile(r"[|=]")
+
+
+def readout(text: str) -> str:
+    """`text` for a field of a readout line (see the module docstring)."""
+    text = visible(str(text).replace("\\", "\\\\"))
+    return _READOUT_SPECIAL.sub(lambda m: _READOUT[m[0]], text)
 
 
 def shell(text: str) -> str:

@@ -14,6 +14,7 @@ silently."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Iterable
 from resolver.errors import InputError, MissingExtraError
 from resolver.store.fact_store import FactStore
 from resolver.strict_json import loads
-from resolver.text.facts import ParseResult
+from resolver.text.facts import NOTE_CRLF, ParseResult
 
 _SOURCE = re.compile(r"(?:^|_)(?P<kind>sh|mh)_(?P<size>\d+k)$")
 
@@ -89,7 +90,9 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def decode(data: bytes, path: str) -> tuple[str, tuple[str, ...]]:
-    """UTF-8 text with a BOM dropped and CRLF turned into LF; notes say what was handled."""
+    """UTF-8 text with a BOM dropped and CRLF turned into LF; notes say what was handled. A
+    carriage return alone is left to the reader of the format (a context's line holding one is
+    reported, a CSV reader ends a line there) and noted by it."""
     notes = []
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -100,9 +103,9 @@ def decode(data: bytes, path: str) -> tuple[str, tuple[str, ...]]:
         line = data[:exc.start].count(b"\n") + 1
         raise InputError(f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
                          path=path, line=line, expected="UTF-8 text") from None
-    if "\r" in text:
+    if "\r\n" in text:
         text = text.replace("\r\n", "\n")
-        notes.append("CRLF line endings read as LF")
+        notes.append(NOTE_CRLF)
     return text, tuple(notes)
 
 
@@ -302,13 +305,14 @@ def read_row(row, path: str, number: int) -> Row:
                tuple(questions), gold, notes)
 
 
-def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Dataset, Gold]:
+def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
+         ) -> tuple[Dataset, Gold]:
     """Load one or more haystack files: their rows, questions and one parsed store per context.
 
     Args:
-        paths: haystack files: Hugging Face rows (`.json`: one row, a list of rows or
-            `{"data": [rows]}`; `.jsonl`; `.parquet` with the `parquet` extra) or a bare
-            context (`.txt`, no questions). Each file once.
+        paths: haystack files (one path alone stands for itself): Hugging Face rows (`.json`:
+            one row, a list of rows or `{"data": [rows]}`; `.jsonl`; `.parquet` with the
+            `parquet` extra) or a bare context (`.txt`, no questions). Each file once.
         use_cache: read and write the parse cache (`$FACTRES_CACHE`, else
             `$XDG_CACHE_HOME/factres`, else `~/.cache/factres`).
 
@@ -325,7 +329,13 @@ def load(paths: Iterable[str | Path], *, use_cache: bool = True) -> tuple[Datase
     # the parse cache sits beside the parser (keyed by context, grammar and parsing code)
     from resolver.text.cache import load_parse
 
-    paths = [str(p) for p in paths]
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]                  # one file, not the letters of its name
+    try:
+        paths = [os.fspath(p) for p in paths]
+    except TypeError:
+        raise InputError(f"paths must be file paths, not {type(paths).__name__} holding "
+                         "others", expected="a path (str or Path) or a list of them") from None
     if not paths:
         raise InputError("no input files given")
     questions: list[Question] = []

@@ -531,16 +531,18 @@ def test_weak_a_1_mb_unparsed_line_is_cut_to_200_characters(tmp_path):
 
 def test_weak_control_characters_are_noted_and_shown_escaped(tmp_path):
     path = tmp_path / "ctl.txt"
+    # (U+200B: a line break such as U+2028 makes its line no fact line since audit E, E07)
     path.write_text("Here is a list of facts:\n1. Germany\x07 is located in the continent of "
-                    "Europe.\n2. Rome\x1b[31m is located in the country of Italy\u2028.\n",
+                    "Europe.\n2. Rome\x1b[31m is located in the country of Italy\u200b.\n",
                     "utf-8")
     parsed = invoke("parse", path)
     assert parsed.exit_code == 0
-    assert ("note: 2 line(s) hold control characters (NUL, BEL, ANSI escapes, U+2028, ...; the "
-            "first: line 2, U+0007): read as written, shown escaped") in parsed.output
+    assert ("note: 2 line(s) hold control characters (NUL, BEL, ANSI escapes, zero-width "
+            "spaces, ...; the first: line 2, U+0007): read as written, shown escaped") \
+        in parsed.output
     frontier = invoke("frontier", "--data", path)
     assert "Germany\\x07\tcontinent\tEurope\t" in frontier.output
-    assert "Rome\\x1b[31m\tlocated_in_country\tItaly\\u2028\t" in frontier.output
+    assert "Rome\\x1b[31m\tlocated_in_country\tItaly\\u200b\t" in frontier.output
     assert "\x07" not in frontier.output and "\x1b" not in frontier.output
     missing = invoke("history", "germany", "--data", path)
     clean_error(missing, "no entity 'germany' in the store (did you mean: Germany\\x07?)")

@@ -15,7 +15,7 @@ from resolver.run.identity import LIVE_COMPILER_FILES, RESOLVER_FILES
 PACKAGE = Path(resolver.__file__).resolve().parent
 DECIDING_ROOTS = ("search/resolve.py", "search/path_search.py", "plan/compile_rules.py",
                   "plan/compile_lexicon.py", "models/reader.py", "models/repair.py",
-                  "models/compile_ollama.py", "metrics/scoring.py")
+                  "models/compile_ollama.py", "metrics/scoring.py", "memory/readout.py")
 COMPILER_ROOTS = ("plan/compile_rules.py", "plan/compile_lexicon.py", "plan/planning.py")
 
 

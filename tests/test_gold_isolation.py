@@ -1,11 +1,11 @@
 """Gold never reaches planning or search, and runs are deterministic.
 
-(1) The import graph: planning and search modules import neither `resolver.metrics.scoring` nor
+(1) The import graph: planning and search modules (and the readout renderer) import neither `resolver.metrics.scoring` nor
 `resolver.exchange.imported` (the resolver modules that read gold) nor `oracle`, following resolver
 imports transitively, lazy imports inside functions included; no resolver module imports oracle
 at all.
-(2) Replacing every gold answer with nonsense changes no prediction.
-(3) Two runs of the same inputs write byte-identical predictions.jsonl.
+(2) Replacing every gold answer with nonsense changes no prediction, trace or readout.
+(3) Two runs of the same inputs write byte-identical predictions.jsonl (and traces, readouts).
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from resolver.run.runs import execute
 PACKAGE = Path(resolver.__file__).resolve().parent
 PLAN_AND_SEARCH = ["plan.plans", "plan.planning", "plan.compile_rules", "plan.compile_lexicon",
                    "models.compile_ollama", "plan.lexicon", "plan.question", "search.path_search",
-                   "search.resolve", "search.candidates", "store.fact_store", "text.facts"]
+                   "search.resolve", "search.candidates", "store.fact_store", "text.facts",
+                   "memory.readout"]
 FORBIDDEN = ("resolver.metrics.scoring", "resolver.exchange.imported", "oracle")
 
 
@@ -102,7 +103,8 @@ def test_nonsense_gold_changes_no_prediction(tmp_path):
     fake = execute(RunConfig(data=(str(_nonsense_copy(tmp_path)),)), results=tmp_path,
                    run_id="nonsense")
     assert _without_gold(fake.predictions) == _without_gold(real.predictions)
-    assert (fake.path / "traces.jsonl").read_bytes() == (real.path / "traces.jsonl").read_bytes()
+    for name in ("traces.jsonl", "readout.jsonl"):
+        assert (fake.path / name).read_bytes() == (real.path / name).read_bytes(), name
     # The gold did change, and scoring saw it: the check above is not vacuous.
     assert {r["gold"][0] for r in fake.predictions} != {r["gold"][0] for r in real.predictions}
     assert sum(r["em"] for r in real.predictions) > 0
@@ -113,7 +115,7 @@ def test_two_runs_write_byte_identical_predictions(tmp_path):
     first = execute(RunConfig(), results=tmp_path)
     second = execute(RunConfig(), results=tmp_path)
     assert first.run_id != second.run_id
-    for name in ("predictions.jsonl", "traces.jsonl", "table.md", "table.tex"):
+    for name in ("predictions.jsonl", "traces.jsonl", "readout.jsonl", "table.md", "table.tex"):
         assert (first.path / name).read_bytes() == (second.path / name).read_bytes(), name
     assert first.metrics["rows"] == second.metrics["rows"]
     assert len(loads_lines((first.path / "predictions.jsonl").read_bytes())) == 200

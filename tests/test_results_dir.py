@@ -113,10 +113,14 @@ def test_an_oracle_command_checks_its_folder_before_the_analysis(tmp_path, monke
     monkeypatch.setattr("oracle.ceiling.analyse", refuse)
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    for option in (["--results-dir", blocker / "results"], ["--out", blocker / "out"]):
-        result = invoke("oracle", "ceiling", *option)
-        assert result.exit_code == 1
-        assert ": cannot write here: " in result.output
+    result = invoke("oracle", "ceiling", "--results-dir", blocker / "results")
+    assert result.exit_code == 1
+    assert ": cannot write here: " in result.output
+    # --out under a file is refused at the option, naming the file (audit E, E59)
+    result = invoke("oracle", "ceiling", "--out", blocker / "out")
+    assert result.exit_code == 2
+    assert result.output.endswith(f"Error: --out {blocker / 'out'}: {blocker} is a file, not a "
+                                  "folder\n")
 
 
 def test_score_tables_and_freeze_refuse_an_unwritable_place_in_one_line(tmp_path):
@@ -128,7 +132,7 @@ def test_score_tables_and_freeze_refuse_an_unwritable_place_in_one_line(tmp_path
     runner = CliRunner()
     cases = [
         (["score", str(sample), "--results-dir", str(blocker / "r")], f"{blocker / 'r'}: "),
-        (["tables", "--out", str(blocker / "t")], f"{blocker / 't'}: "),
+        (["tables", "--results-dir", str(blocker / "t")], f"{blocker / 't' / 'tables'}: "),
         (["freeze", str(blocker / "f.json")], f"{blocker / 'f.json'}: "),
     ]
     for args, where in cases:

@@ -15,8 +15,8 @@ from resolver.run.config import RunConfig
 from resolver.run.runs import execute
 
 SMALL = Path(__file__).parent / "data" / "runs_small.json"
-FILES = {"meta.json", "predictions.jsonl", "traces.jsonl", "metrics.json", "table.md",
-         "table.tex"}
+FILES = {"meta.json", "predictions.jsonl", "traces.jsonl", "readout.jsonl", "metrics.json",
+         "table.md", "table.tex"}
 
 
 def _config(*paths, **kw) -> RunConfig:

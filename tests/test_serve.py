@@ -213,7 +213,7 @@ def test_a_long_answer_is_not_cut_at_max_tokens(open_server):
 # ---- models --------------------------------------------------------------------------------
 def test_models_lists_factres_and_the_accepted_names(open_server, guarded_server):
     listed = client(guarded_server, KEY).models.list()
-    assert [m.id for m in listed.data] == ["factres", "gpt-4o-mini", "gpt-4o"]
+    assert [m.id for m in listed.data] == ["factres", "factres-readout", "gpt-4o-mini", "gpt-4o"]
     about = listed.model_extra["factres"]
     assert about["version"] and about["plan_sets"] == ["live:rules", "live:lexicon"]
     assert about["mode"] == "search" and about["accepts"] == ["gpt-4o-mini", "gpt-4o"]
@@ -223,7 +223,7 @@ def test_models_lists_factres_and_the_accepted_names(open_server, guarded_server
         client(guarded_server, KEY).models.retrieve("gpt-5")
     assert_error(err.value, 404, "model_not_found", "`gpt-5` does not exist", param="model")
     everyone = client(open_server).models.list()
-    assert [m.id for m in everyone.data] == ["factres"]
+    assert [m.id for m in everyone.data] == ["factres", "factres-readout"]
     assert everyone.model_extra["factres"]["accepts"] == "any model name"
     assert client(open_server).models.retrieve("llama-3").id == "llama-3"
 
@@ -449,7 +449,8 @@ def test_the_command_runs_the_server(tmp_path):
                 if time.monotonic() > deadline or process.poll() is not None:
                     raise
                 time.sleep(0.1)
-        assert [m.id for m in listed.data] == ["factres", "gpt-4o-mini", "gpt-4o"]
+        assert [m.id for m in listed.data] == ["factres", "factres-readout", "gpt-4o-mini",
+                                               "gpt-4o"]
         messages = [{"role": "user", "content": "0. Tim Cook is employed by Apple."},
                     {"role": "user", "content": harness.prompt("Who is Tim Cook employed by?")}]
         assert ask(client(url), messages).choices[0].message.content == "Apple"

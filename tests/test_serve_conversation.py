@@ -434,6 +434,6 @@ def test_the_config_refuses_what_cannot_serve():
         with pytest.raises(InputError, match=words):
             ServeConfig(**kwargs)
     config = ServeConfig(models=("gpt-4o-mini", "factres", "gpt-4o-mini", "gpt-4o"))
-    assert config.listed == ("factres", "gpt-4o-mini", "gpt-4o")
+    assert config.listed == ("factres", "factres-readout", "gpt-4o-mini", "gpt-4o")
     assert config.accepts("factres") and config.accepts("gpt-4o") and not config.accepts("x")
     assert ServeConfig().accepts("anything")

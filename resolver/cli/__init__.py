@@ -47,6 +47,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
             "Parse a haystack and report lines, facts, unparsed lines and version statistics."),
     "plans": ("resolver.cli.plans:plans_group",
             "Compile questions into plan sets and keep them in the archive (plans/<set-id>/)."),
+    "prune": ("resolver.cli.readout:prune_command",
+              "Print a context without its superseded facts: each numbered fact is dropped "
+              "when the context holds a fact of the same key (subject, relation) with a higher "
+              "serial; text that does not parse is kept as it is (P-Mem's graph-guided "
+              "pruning)."),
+    "readout": ("resolver.cli.readout:readout_command",
+                "Print the readout of a run's questions: the memory's state for each question "
+                "as short text for a language model to read, one line per cell, `[#serial] "
+                "subject | relation = value`, the winning path's cells first, then the rival "
+                "paths' in rank order, cut to the budget (see the docs: A readout for an LLM "
+                "reader)."),
     "run": ("resolver.cli.run:run_command",
           "Resolve every question, score it as MemoryAgentBench does, and record the run in "
           "<results>/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 import resolver.escape as escape
-from resolver.cli.options import library_errors, results_dir_option
+from resolver.cli.options import OutFolder, library_errors, results_dir_option
 from resolver.report import compare, compare_report
 
 
@@ -13,7 +13,7 @@ from resolver.report import compare, compare_report
 @click.option("--format", "fmt", type=click.Choice(compare_report.FORMATS), default="md",
               show_default=True,
               help="What to print: Markdown, LaTeX (a booktabs tabular for \\input{}) or JSON.")
-@click.option("--out", type=click.Path(file_okay=False),
+@click.option("--out", type=OutFolder(),
               help="Also write compare.md, compare.tex and compare.json into this folder, "
                    "which must be new (an existing one is refused: nothing is overwritten).")
 @click.option("--intersect", is_flag=True,

@@ -4,13 +4,13 @@ from __future__ import annotations
 import click
 
 import resolver.escape as escape
-from resolver.cli.options import library_errors, results_dir_option
+from resolver.cli.options import OutFolder, library_errors, results_dir_option
 from resolver.exchange import export
 
 
 @click.command("export")
 @click.argument("run", metavar="RUN")
-@click.option("--out", type=click.Path(file_okay=False),
+@click.option("--out", type=OutFolder(),
               help="The folder to write, which must be new (an existing one is refused: "
                    "nothing is overwritten). Default: ./<run name>-mab.")
 @click.option("--format", "fmt", type=click.Choice(export.FORMATS), default="mab",

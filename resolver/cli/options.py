@@ -6,6 +6,7 @@ import contextlib
 import functools
 import gc
 import math
+from pathlib import Path
 
 import click
 
@@ -58,6 +59,27 @@ class Seconds(click.ParamType):
         if not math.isfinite(number) or number <= 0:
             self.fail(f"{value!r} is not a finite number of seconds above 0", param, ctx)
         return number
+
+
+class OutFolder(click.Path):
+    """A folder to write into (`--out`): an empty value, or a path at or under a file, is
+    refused at the option, saying which ("--out is empty", "afile is a file"), before any work
+    and before a misleading "'.' exists" or "File exists" from the writer."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False)
+
+    def convert(self, value, param, ctx):
+        name = param.opts[0] if param is not None else "the folder"
+        if isinstance(value, str) and not value.strip():
+            raise click.UsageError(f"{name} is empty: name a folder to write into", ctx)
+        path = Path(value)
+        for folder in (path, *path.parents):
+            if folder.exists() and not folder.is_dir():
+                raise click.UsageError(
+                    f"{name} {escape.terminal(str(value))}: {escape.terminal(str(folder))} is "
+                    "a file, not a folder", ctx)
+        return super().convert(value, param, ctx)
 
 
 @contextlib.contextmanager

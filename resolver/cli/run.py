@@ -115,6 +115,9 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
         what = "is a source" if len(off) == 1 else "are sources"
         click.echo(f"note: {', '.join(off)} {what} of the {other} split (dev is 6K; test is "
                    "32K, 64K and 262K); recorded in meta.json", err=True)
+    neither = protocol.neither_split_note(row["source"] for row in run.predictions)
+    if neither:
+        click.echo(f"note: {escape.terminal(neither)}", err=True)
     if record["frozen"] and record["frozen_commit"] != record["commit"]:
         click.echo(f"note: frozen at commit {str(record['frozen_commit'])[:12]}, run at "
                    f"{str(record['commit'])[:12]}: every package file, version, plan set and "
@@ -135,9 +138,13 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
 @click.argument("run")
 @click.option("--format", "fmt", type=click.Choice(sorted(tables.RENDERERS)), default="md",
               show_default=True, help="Markdown or LaTeX (booktabs).")
+@click.option("--read-size", is_flag=True,
+              help="Add the mean read size: the characters of each question's readout for an "
+                   "LLM reader (readout.jsonl), at 600 with no disclosure / at 2,400 with "
+                   "history and alternatives.")
 @results_dir_option()
 @library_errors
-def table_command(run, fmt, results_dir) -> None:
+def table_command(run, fmt, read_size, results_dir) -> None:
     """Print the score table of a finished run (a run id or a run folder), re-rendered from
     its metrics.json.
 
@@ -145,8 +152,15 @@ def table_command(run, fmt, results_dir) -> None:
     """
     from resolver.results.reader import read_run
     folder = read_run(run, results_dir)
-    click.echo(tables.RENDERERS[fmt](folder.metrics["rows"], tables.abstention(folder.meta)),
-               nl=False)
+    reads = None
+    if read_size:
+        if folder.readout is None:
+            raise InputError(f"run {folder.name} has no readout.jsonl (made before runs "
+                             "recorded their read sizes, or imported)", path=str(folder.path),
+                             expected="a run made by factres run since readouts were recorded")
+        reads = tables.read_sizes(folder.metrics["rows"], folder.predictions, folder.readout)
+    click.echo(tables.RENDERERS[fmt](folder.metrics["rows"], tables.abstention(folder.meta),
+                                     reads), nl=False)
     for note in folder.notes:       # what the reader could not check (its data not found)
         click.echo(f"note: {escape.terminal(note)}", err=True)
 

@@ -64,7 +64,8 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...]:
               help=f"Largest request body, in MiB (one byte to {MAX_BODY // MIB:,}); a larger "
                    "body is refused (413).")
 @click.option("--models", "models", multiple=True, metavar="NAME",
-              help="Answer only to these model names (and 'factres'); others get 404. Repeat "
+              help="Answer only to these model names (and 'factres', 'factres-readout'); others "
+                   "get 404. Repeat "
                    "or separate with commas. Default: any name, echoed in the reply.")
 @click.option("--cache-mb", default=DEFAULT_CACHE // MIB, show_default=True,
               type=Mebibytes(least=0, most=MAX_CACHE // MIB), metavar="MB",
@@ -96,8 +97,10 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode,
     the question, ingested into a memory cached by its hash, so the second question over the
     same context ingests nothing) and the question at the end of the last user message, and
     replies with the answer as the message content, usage counted in whitespace words, and a
-    `factres` field (path, serials, ledger statuses, confidence, score terms). stream: true
-    is answered as server-sent events. Parameters factres has no use for (temperature,
+    `factres` field (path, serials, ledger statuses, confidence, score terms); the model name
+    factres-readout replies with the memory's readout for the question instead (the lines a
+    language model of your own would read, 600 characters at most). stream: true is answered
+    as server-sent events. Parameters factres has no use for (temperature,
     max_tokens, ...) are ignored; n > 1 is refused. GET /v1/models lists the names it answers
     to. Errors are OpenAI's error JSON: 400 malformed JSON, no user message or a question over
     1,000 characters, 401 a wrong or missing key, 404 a model outside --models, 413 a body over

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 import resolver.escape as escape
-from resolver.cli.options import library_errors, results_dir_option
+from resolver.cli.options import OutFolder, library_errors, results_dir_option
 from resolver.report import paper_tables
 
 
@@ -12,7 +12,7 @@ from resolver.report import paper_tables
 @click.argument("runs", nargs=-1, metavar="[RUN]...")
 @click.option("--format", "fmt", type=click.Choice(["md", "latex", "both"]), default="both",
               show_default=True, help="Markdown, LaTeX (booktabs tabular for \\input{}), or both.")
-@click.option("--out", type=click.Path(file_okay=False),
+@click.option("--out", type=OutFolder(),
               help="Folder for the tables (regenerated files are replaced). Default: "
                    "<results dir>/tables/.")
 @click.option("--table", "names", multiple=True, type=click.Choice(paper_tables.TABLES),

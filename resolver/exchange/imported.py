@@ -45,7 +45,7 @@ from resolver.results.result_schema import (
 )
 from resolver.run import run_folder
 from resolver.run.identity import git_state, package_versions, source_hashes
-from resolver.run.protocol import DEV_SIZES, TEST_SIZES
+from resolver.run.protocol import neither_split_note, source_split
 from resolver.run.run_folder import check_run_id
 from resolver.run.runs import Run, unparsed_record
 from resolver.search.resolve import Prediction
@@ -58,10 +58,10 @@ SCORING_FILES = ("metrics/scoring.py", "mab/result_files.py", "exchange/imported
 
 
 def split_of(question: Question) -> str:
-    """"dev" for 6K, "test" for 32K, 64K and 262K, "other" for sources of another size."""
-    if question.size in DEV_SIZES:
-        return "dev"
-    return "test" if question.size in TEST_SIZES else "other"
+    """"dev" for an official FactConsolidation source of 6K, "test" for 32K, 64K and 262K,
+    "neither" for any other source (a hand-written set), as `factres run` says
+    (`protocol.source_split`)."""
+    return source_split(question.source)
 
 
 @dataclass
@@ -401,4 +401,7 @@ def findings(meta: dict) -> list[str]:
         lines.append(f"note: scored the gold of test-split source(s) {', '.join(test)}: an "
                      "imported run resolves nothing, so no frozen configuration is asked for; "
                      "the split of every source is in meta.json")
+    neither = neither_split_note(meta["splits"])
+    if neither:
+        lines.append(f"note: {neither}")
     return lines

@@ -16,13 +16,17 @@ Reading checks the shapes only (every record has an id and a prediction of the r
 no id twice in a file, no key twice in a JSON record and no column twice in a CSV header, one
 cell per column, a field named by `--field` present in some record); joining records to
 questions and scoring them is `imported`'s job. A byte-order mark and CRLF line endings are
-read through and noted. The rows' gold is what gets scored: a gold inside the file is kept only
-to be compared."""
+read through and noted, and so are CR line endings (a carriage return alone) where the format
+has lines (CSV, JSONL). A CSV cell may be as long as the file (the csv module's own limit is
+131,072 characters); a quote never closed, or a file separated by another character than the
+comma, is refused naming the line. The rows' gold is what gets scored: a gold inside the file
+is kept only to be compared."""
 from __future__ import annotations
 
 import csv
 import io
 import json
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +49,9 @@ MAB_FIELDS = {"id": "qa_pair_id", "prediction": "output", "gold": "answer",
 GENERIC_CANDIDATES = {"id": ("qa_pair_id", "qid"), "prediction": ("prediction", "output"),
                       "gold": ("gold", "golds", "answers"), "source": ("source",)}
 REPORTED_METRIC = "substring_exact_match"
+NOTE_CR = "CR line endings (a carriage return without a line feed) read as line ends"
+# Separators a spreadsheet may save a "CSV" with instead of the comma, as a message names them.
+OTHER_DELIMITERS = {";": "semicolons (;)", "\t": "tabs", "|": "vertical bars (|)"}
 _TRUE = {"1", "1.0", "true"}
 _FALSE = {"0", "0.0", "false"}
 
@@ -72,7 +79,7 @@ class HarnessFile:
     agent_config: dict | None          # mab: the harness's agent configuration
     dataset_config: dict | None
     reported_score: float | None       # mab: averaged_metrics.substring_exact_match (percent)
-    notes: tuple[str, ...]             # byte-order mark, CRLF
+    notes: tuple[str, ...]             # byte-order mark, CRLF, CR
     reported_unusable: str | None = None  # mab: what averaged_metrics has for the score when
                                           # it is no finite number (Infinity, a string), as JSON
 
@@ -104,7 +111,11 @@ def _json(text: str, path: str, line: int | None = None):
 Located = tuple[str, dict, int | None]
 
 
-def _objects_of_jsonl(text: str, path: str) -> list[Located]:
+def _objects_of_jsonl(text: str, path: str, notes: list[str]) -> list[Located]:
+    if "\r" in text:
+        # JSON has no raw carriage return inside a string: a CR here ends a line
+        text = text.replace("\r", "\n")
+        notes.append(NOTE_CR)
     out = []
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -117,30 +128,100 @@ def _objects_of_jsonl(text: str, path: str) -> list[Located]:
     return out
 
 
-def _objects_of_csv(text: str, path: str) -> list[Located]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not reader.fieldnames:
+# The csv module's cell limit is a setting of the process: raised for one read at a time.
+_CSV_LIMIT = threading.Lock()
+
+
+class _CsvLines:
+    """The file's lines as the csv reader takes them, and the line the record being read began
+    on (a quoted cell may hold line breaks, so a record may span lines)."""
+
+    def __init__(self, text: str) -> None:
+        self._lines = iter(io.StringIO(text, newline=""))
+        self.number = 0
+        self.start: int | None = None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        line = next(self._lines)
+        self.number += 1
+        if self.start is None and line.strip("\r\n"):
+            self.start = self.number
+        return line
+
+
+def _objects_of_csv(text: str, path: str, notes: list[str]) -> list[Located]:
+    """The records of a CSV file: a header naming the columns, then one record per row, each
+    with one cell per column. strict quoting: a quote that is never closed would take the rest
+    of the file into one cell."""
+    with _CSV_LIMIT:
+        # a cell may hold a whole file's text (a JSONL record may); the module's limit is not ours
+        limit = csv.field_size_limit()
+        csv.field_size_limit(max(limit, len(text) + 1))
+        try:
+            rows = _csv_rows(text, path)
+        finally:
+            csv.field_size_limit(limit)
+    if not rows or not rows[0][1]:
         raise InputError("no header line", path=path, line=1,
                          expected="a CSV header naming the columns")
-    names = list(reader.fieldnames)
+    names = rows[0][1]
+    if len(names) == 1:
+        found = [d for d in OTHER_DELIMITERS if d in names[0]]
+        if found:
+            # a spreadsheet's "CSV" in another locale: every line would read as one cell
+            header = json.dumps(names[0], ensure_ascii=False)
+            header = header if len(header) <= SHOWN else header[:SHOWN] + "..."
+            raise InputError(f"the header is one column, {header}: the file seems separated "
+                             f"by {OTHER_DELIMITERS[found[0]]}, not commas", path=path, line=1,
+                             expected="comma-separated values: save it as CSV with commas")
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        # DictReader would keep the last column of a name: the score would depend on the order
+        # a dict per record would keep the last column of a name: the score would depend on
+        # the order
         raise InputError(f"column(s) {', '.join(repr(n) for n in twice)} named twice in the "
                          "header", path=path, line=1, expected="each column name once")
     out = []
-    for row in reader:
-        if None in row:            # more cells than the header names
-            raise InputError(f"{len(row[None]) + len(names)} cells for {len(names)} columns",
-                             path=path, line=reader.line_num,
-                             expected="one cell per header column")
-        if any(value is None for value in row.values()):    # fewer: DictReader fills None
-            cells = sum(1 for value in row.values() if value is not None)
-            raise InputError(f"{cells} cells for {len(names)} columns", path=path,
-                             line=reader.line_num, expected="one cell per header column (an "
-                             "empty cell between commas for an empty value)")
-        out.append((f"line {reader.line_num}", row, reader.line_num))
+    for line, cells in rows[1:]:
+        if not cells:                      # a blank line, as csv.DictReader skips it
+            continue
+        if len(cells) != len(names):
+            expected = "one cell per header column" + ("" if len(cells) > len(names) else
+                " (an empty cell between commas for an empty value)")
+            raise InputError(f"{len(cells)} cells for {len(names)} columns", path=path,
+                             line=line, expected=expected)
+        out.append((f"line {line}", dict(zip(names, cells)), line))
+    crs = text.count("\r")
+    if crs > sum(cell.count("\r") for _, cells in rows for cell in cells):
+        notes.append(NOTE_CR)
     return out
+
+
+def _csv_rows(text: str, path: str) -> list[tuple[int, list[str]]]:
+    """(the line each record begins on, its cells), the header first."""
+    lines = _CsvLines(text)
+    reader = csv.reader(lines, strict=True)
+    rows = []
+    while True:
+        lines.start = None
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return rows
+        except csv.Error as exc:
+            start = lines.start or lines.number
+            if str(exc) == "unexpected end of data":
+                raise InputError("a quote opened in this record is never closed: the rest of "
+                                 f"the file (to line {lines.number}) would be one cell",
+                                 path=path, line=start,
+                                 expected='a closing quote ("), and "" for a quote inside a '
+                                          'quoted cell') from None
+            raise InputError(f"bad quoting: {exc}", path=path, line=start,
+                             expected='a cell quoted whole ("...", with "" for a quote '
+                                      'inside), or not quoted') from None
+        rows.append((lines.start or lines.number, cells))
 
 
 def _objects_of_list(obj, path: str, where: str) -> list[Located]:
@@ -308,10 +389,11 @@ def read_file(path: str | Path, fields: dict[str, str] | None = None, fmt: str |
         raise InputError(f"unknown format {fmt!r}", path=path, expected=", ".join(FORMATS))
     source = agent = dataset_config = reported = unusable = None
     detected = fmt_given is None
+    notes = list(notes)
     if fmt == "jsonl":
-        objects = _objects_of_jsonl(text, path)
+        objects = _objects_of_jsonl(text, path, notes)
     elif fmt == "csv":
-        objects = _objects_of_csv(text, path)
+        objects = _objects_of_csv(text, path, notes)
     else:
         top = _json(text, path)
         if detected and fmt == "mab" and isinstance(top, dict) \
@@ -354,5 +436,5 @@ def read_file(path: str | Path, fields: dict[str, str] | None = None, fmt: str |
         raise InputError("no records", path=path,
                          expected="one record per question with an id and a prediction")
     return HarnessFile(path, sha256_bytes(data), fmt, resolved, records,
-                       str(source) if source else None, agent, dataset_config, reported, notes,
-                       unusable)
+                       str(source) if source else None, agent, dataset_config, reported,
+                       tuple(notes), unusable)

@@ -18,7 +18,10 @@ ended here (less a trailing fragment that can still become the next fact's seria
 the tail is read again, and a provisional fact that the rest of the text changed ("St." then
 "Louis.") is taken back before the real one is committed. So queries between chunks never
 change what the chunks give: the store after the last chunk and a `flush` is the one-shot store,
-whatever was asked in between. Thread-safe: one lock around every read and write.
+whatever was asked in between. Thread-safe: one lock around every read and write. A memory
+copies (`copy.copy` and `copy.deepcopy` alike) and pickles whole: the copy or the unpickled
+memory answers, and reads the rest of the text, as the original would, and never shares its
+state; a memory kept in a file refuses (its state is the file's).
 
 Where it lasts: every memory holds a `Record` (resolver/store/record.py) and commits each
 ingest to it, as one `Change`: `Memory()` the in-memory record, which keeps nothing (the
@@ -30,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import pickle
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -39,6 +43,8 @@ from resolver.haystack import Question
 from resolver.mab import harness
 from resolver.memory import erasure, reader_state
 from resolver.memory.erasure import Erasure
+from resolver.memory.readout import check as check_readout
+from resolver.memory.readout import render as render_readout
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, FactReader, Report
 from resolver.plan.planning import LIVE_SETS, compile_live
 from resolver.search.candidates import Hop
@@ -132,7 +138,9 @@ class Memory:
     memory each time it is opened (see `open`). `plan_sets` are the live plan sets a query
     compiles ("rules", "lexicon", as `factres run --plans live:NAME`), `mode` the resolver
     ("search", or "plain" latest-wins execution); both may be overridden per query, and neither
-    is stored in a file: they are given at each open."""
+    is stored in a file: they are given at each open. `copy.copy`, `copy.deepcopy` and
+    `pickle` give an independent memory that answers, and reads the rest of the text, as this
+    one would (refused for a memory kept in a file: open the file again)."""
 
     def __init__(self, plan_sets: tuple[str, ...] | str = LIVE_SETS, mode: str = "search"
                  ) -> None:
@@ -414,15 +422,6 @@ class Memory:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def __reduce_ex__(self, protocol):
-        # a memory kept in a file is the file's: a copy or a pickle would be a second writer
-        if self._record.lasting:
-            raise MemoryFileError("a memory kept in a file cannot be copied or pickled",
-                                  path=self._record.path,
-                                  expected="Memory.open(path) again (readonly=True for another "
-                                  "reader), or factres memory backup for a copy of the file")
-        return super().__reduce_ex__(protocol)
-
     @property
     def store(self) -> FactStore:
         """The store as a query sees it: every committed fact, and the tail provisionally."""
@@ -460,6 +459,41 @@ class Memory:
             self._view()
             return self._store.frontier(relation)
 
+    # ---- copies and pickles ------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        """What a copy or a pickle holds: a snapshot of the whole state (store, ledger, reader,
+        held bytes and tail) taken under the lock, so another thread's ingest never lands
+        halfway into it; not the lock (each memory has its own). `copy.copy`, `copy.deepcopy`
+        and `pickle` all come through here: the one place a memory that cannot be copied (one
+        backed by a file) refuses."""
+        with self._lock:
+            # a memory kept in a file is the file's: a copy or a pickle would be a second writer
+            if self._record.lasting:
+                raise MemoryFileError("a memory kept in a file cannot be copied or pickled",
+                                      path=self._record.path,
+                                      expected="Memory.open(path) again (readonly=True for "
+                                      "another reader), or factres memory backup for a copy "
+                                      "of the file")
+            state = {name: value for name, value in self.__dict__.items() if name != "_lock"}
+            # pickled at once, not handed to the caller's pickler to walk after the lock is
+            # released; a pickle round trip is also twice as fast as copy.deepcopy here
+            return {"memory": pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(pickle.loads(state["memory"]))
+        self._lock = threading.RLock()
+
+    def __copy__(self) -> Memory:
+        """An independent memory, as `copy.deepcopy` makes: a copy sharing the store and the
+        reader would ingest into the original."""
+        return self.__deepcopy__({})
+
+    def __deepcopy__(self, memo: dict) -> Memory:
+        twin = type(self).__new__(type(self))
+        memo[id(self)] = twin
+        twin.__setstate__(self.__getstate__())
+        return twin
+
     # ---- writing -----------------------------------------------------------------------------
     def ingest(self, chunk: str | bytes) -> IngestResult:
         """Read a chunk of any size: commit every fact it completes, and report every piece it
@@ -479,7 +513,6 @@ class Memory:
                 data = self._held + data
                 cut = _complete_utf8(data)
                 text, held = _text_of(data[:cut]), data[cut:]
-                self._held = held
                 kind = BYTES
             else:
                 if self._held:
@@ -488,8 +521,10 @@ class Memory:
                         f"{_hex(self._held)} held): the rest of that character must come first",
                         expected="bytes that complete the character, then any chunks")
                 body = text = _text_of(chunk)
-                kind = TEXT
-            result = self._apply(self._reader.feed(text))
+                held, kind = b"", TEXT
+            batch = self._reader.feed(text)     # all or nothing: on failure nothing is held
+            self._held = held
+            result = self._apply(batch)
             self._save(kind, body)
             return result
 
@@ -614,6 +649,43 @@ class Memory:
             resolve = resolve_question if mode == "search" else resolve_question_plain
             prediction = resolve(q, self._store, compiled)
         return _answer(prediction, abstain_below)
+
+    def readout(self, question: str | None = None, *, disclose: tuple[str, ...] | str = (),
+                budget: int | None = None, mode: str | None = None) -> str:
+        """The memory's state for one question as short text for a language model to read:
+        one line per cell (`[#serial] subject | relation = value`, the fields escaped), the
+        winning path's cells first, then the rival paths' cells in rank order; then, for each
+        `disclose` mode asked ("history", "alternatives", "support"), the same cells' older
+        versions (with where the rest of the path leads from each), the other parties of a
+        contested key, the evidence lines. The line format and the ranking are in
+        docs/readout.md.
+
+        Args:
+            question: a bare question or a whole harness prompt, as `query` takes; None: the
+                whole frontier, one line per key.
+            disclose: the disclosure modes, in the order their sections come.
+            budget: at most this many characters (with a question, default 600; with none,
+                no limit); whole lines are kept in rank order, and a budget shorter than the
+                first line gives that line cut, ending with "…".
+            mode: "search" or "plain" (the plain path), as `query`; default the memory's.
+
+        Returns:
+            The text, lines joined by line breaks ("" for an empty memory or a prompt without
+            a question). A question no path answers gives the frontier lines that share its
+            words, each marked "shares words"; never an exception.
+
+        Raises:
+            InputError: a budget below 1 or not an integer, an unknown disclosure mode (the
+                three are named), an unknown mode, a question that is not text.
+        """
+        disclose, budget = check_readout(disclose, budget)
+        with self._lock:
+            if question is None:
+                return render_readout(self.store, None, disclose=disclose, budget=budget)
+            prediction = self.query(question, mode=mode).prediction
+            if prediction is None:
+                return ""
+            return render_readout(self._store, prediction, disclose=disclose, budget=budget)
 
 
 def _plan_sets(plan_sets) -> tuple[str, ...]:

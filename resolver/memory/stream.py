@@ -12,15 +12,16 @@ Two layers, both resumable at any character:
    The header begins a context, so text before it (an instruction) is no part of the first
    fact: a line break joins the two sides. A shape cut across two `feed` calls is held until
    it can be told.
-2. The text between them is cut into facts. A line break always ends a fact (the canonical
-   layout: one fact per line). Inside a line (a harness chunk is one long line), the facts are
-   found by `resolver.text.segment.split_line`, the rule `factres parse` reads a line of
-   several facts by: a fact ends before "<serial>. " when a full stop and blanks come first
-   and the serial is the next one (the current fact's serial + 1). Any other "N. " after a
-   full stop ("7373. 1. FFC Frankfurt is ...", a serial out of order) is a boundary only when
-   the grammar reads both sides as facts, or when the text before it has no serial of its own
-   ("junk text. 2. ..." is no fact whatever follows: it is reported alone); "Czech 2. Liga" is
-   no candidate at all (no full stop before it). A blank the chunker dropped between two
+2. The text between them is cut into facts. A line feed always ends a fact (the canonical
+   layout: one fact per line); no other line break does (segment.OTHER_BREAK: its text is
+   reported, as `factres parse` reports its line). Inside a line (a harness chunk is one long
+   line), the facts are found by `resolver.text.segment.split_line`, the rule `factres parse`
+   reads a line of several facts by: a fact ends before "<serial>. " when a full stop and blanks
+   come first and the serial is the next one (the current fact's serial + 1). Any other "N. "
+   after a full stop ("7373. 1. FFC Frankfurt is ...", a serial out of order) is a boundary only
+   when the grammar reads both sides as facts, or when the text before it has no serial of its
+   own ("junk text. 2. ..." is no fact whatever follows: it is reported alone); "Czech 2. Liga"
+   is no candidate at all (no full stop before it). A blank the chunker dropped between two
    unframed chunks ("... by Google.2. Tim Cook ...", "... Morrison. 340.Stojko ...") is a
    boundary under the stricter terms segment.py gives.
 
@@ -107,6 +108,9 @@ _CUT = re.compile(r"\.[ \t]+(?=\d+\. )")
 # Where a piece may start: after a line break, or at a serial after a full stop and blanks.
 _STARTS = re.compile(r"\n|(?<=\.)[ \t]+(?=\d+\. )")
 _TAIL_WINDOW = 1024
+# What the reader strips around pieces and shapes: blanks and LF, never another line break (a
+# piece holding one is reported, as `factres parse` reports its line: segment.OTHER_BREAK).
+_SPACE = segment.BLANKS + "\n"
 # What a start may span back over when more text arrives: its blanks, and the digits, full
 # stop and blank of the serial its lookahead reads.
 _START_CHARS = frozenset(" \t0123456789.")
@@ -223,7 +227,7 @@ class FactReader:
         fragment = _SERIAL_FRAGMENT.search(text)
         if fragment is None:
             return text
-        own = _SERIAL.match(text[self._last_start(text[:fragment.start()]):].lstrip())
+        own = _SERIAL.match(text[self._last_start(text[:fragment.start()]):].lstrip(_SPACE))
         anchor = _number(own.group(1)) if own else self.last_serial
         if anchor is not None and not str(anchor + 1).startswith(fragment.group(1)):
             return text                # not the next serial: "... Op. 7" may be an object
@@ -231,6 +235,17 @@ class FactReader:
 
     # ---- layer 1: the harness's shapes -------------------------------------------------------
     def _read(self, text: str, final: bool) -> Batch:
+        """`_read_all`, all or nothing: a read that fails leaves the reader as it was, so one
+        bad chunk never leaves a memory that fails on every later call."""
+        saved = self.__dict__.copy()       # every field is replaced, never changed in place
+        try:
+            return self._read_all(text, final)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    def _read_all(self, text: str, final: bool) -> Batch:
         self._batch = batch = Batch()
         if not self._started and text:
             self._started = True
@@ -275,12 +290,53 @@ class FactReader:
         if not text:
             return
         if self._join is not None:
-            body = text.lstrip()
+            body = text.lstrip(_SPACE)
             if not body:
                 return
             text = self._join + body
             self._join = None
         parts.append(text)
+        self._header_across(parts)
+
+    def _header_across(self, parts: list[str]) -> None:
+        """The header cut in two by a frame boundary ("Here is a" | " list of facts:"), made
+        whole by the join, or completed since: passed over as a header the harness's text
+        shows whole is (`_mark`), and the text after it added again. Only a header that spans
+        the last part's start is looked for: one inside a part was a shape already."""
+        added = parts[-1]
+        before = ""
+        for part in reversed(parts[:-1]):
+            before = part[-(len(HEADER) - 1 - len(before)):] + before
+            if len(before) >= len(HEADER) - 1:
+                break
+        if "H" not in before:
+            return
+        at = (before + added[:len(HEADER)]).find(HEADER)
+        if at < 0 or at >= len(before):
+            return
+        parts.pop()
+        cut = len(before) - at          # the header's characters before the added part
+        while cut:
+            last = parts[-1]
+            if len(last) <= cut:
+                self._pop(parts)
+                cut -= len(last)
+            else:
+                self._set_last(parts, last[:-cut])
+                cut = 0
+        self._batch.passed[HEADER_KIND] += 1
+        self._mark(parts, "\n")
+        self._add(parts, added[len(HEADER) - (len(before) - at):])
+
+    def _pop(self, parts: list[str]) -> None:
+        if len(parts) == 1:
+            self._bare = 0               # the held text is cut: none of it is known bare
+        parts.pop()
+
+    def _set_last(self, parts: list[str], text: str) -> None:
+        if len(parts) == 1:
+            self._bare = min(self._bare, len(text))
+        parts[-1] = text
 
     def _mark(self, parts: list[str], join: str) -> None:
         """A shape was passed over: the blanks around it are its own (the frame puts line
@@ -289,9 +345,9 @@ class FactReader:
         break after the header, which begins a context (and stays, when another shape follows
         the header with no text between)."""
         while parts and not parts[-1].strip():
-            parts.pop()
+            self._pop(parts)
         if parts:
-            parts[-1] = parts[-1].rstrip()
+            self._set_last(parts, parts[-1].rstrip(_SPACE))
             self._join = "\n" if self._join == "\n" else join
         else:
             self._join = ""                  # nothing before it: nothing to join to
@@ -304,7 +360,7 @@ class FactReader:
         # frame, "St." | "Louis."). Outside a frame a line break ends the fact at once.
         body = text
         if not final and self._framed:
-            stripped = text.rstrip()
+            stripped = text.rstrip(_SPACE)
             if "\n" in text[len(stripped):]:
                 body = stripped
         if final:
@@ -354,8 +410,8 @@ class FactReader:
         region = body[:cut]
         if not region.strip():
             return True
-        if segment.GLUED.search(region):
-            return False             # a blank the chunker dropped: `split_line` decides
+        if segment.GLUED.search(region) or segment.OTHER_BREAK.search(region):
+            return False             # a blank the chunker dropped, or a break: piece by piece
         parts, at = [], 0
         for m in _CUT.finditer(body):
             if m.end() > cut:
@@ -363,7 +419,7 @@ class FactReader:
             parts.append(region[at:m.start()])
             at = m.end()
         parts.append(region[at:])
-        canon = ".\n".join(parts).strip()
+        canon = ".\n".join(parts).strip(_SPACE)
         if "\n\n" in canon or " \n" in canon or "\n " in canon or "\t" in canon:
             return False
         lines = canon.split("\n")

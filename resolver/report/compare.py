@@ -26,6 +26,7 @@ questions each lacks, unless `intersect`, which compares the questions every run
 records how many were dropped per source. Rendering is `compare_report`'s."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -37,6 +38,7 @@ from resolver.metrics.stats import (
     RESAMPLES,
     SEED,
     McNemar,
+    check_bootstrap,
     mcnemar_exact,
     paired_bootstrap,
     stratified_mcnemar,
@@ -310,9 +312,9 @@ def compare_runs(refs: Sequence[str | Path], results_dir: str | Path | None = No
         results_dir: the results folder run ids are looked up in.
         intersect: compare the questions every run has (and record what was dropped) instead
             of refusing runs over different question sets.
-        resamples: the paired bootstrap's resamples.
-        seed: its random seed (one random stream per source).
-        level: the interval's level (0.95).
+        resamples: the paired bootstrap's resamples, an integer from 1 to 100,000.
+        seed: its random seed, an integer from 0 (one random stream per source).
+        level: the interval's level, between 0 and 1 (0.95).
 
     Returns:
         A `Comparison`: per pair of runs, per source and pooled per kind, both EMs, the
@@ -320,10 +322,15 @@ def compare_runs(refs: Sequence[str | Path], results_dir: str | Path | None = No
         flipped question ids. `resolver.report.compare_report` renders it.
 
     Raises:
-        InputError: fewer than two runs, a run given twice, an unscored run, runs that
+        InputError: a bootstrap setting out of its range (naming the argument), fewer than
+            two runs, a run given twice, an unscored run, runs that
             disagree on a question (source, text or gold), runs over different question sets
             (without `intersect`), and every error of `read_run`.
     """
+    check_bootstrap(resamples, seed, level)
+    if isinstance(refs, (str, os.PathLike)):
+        refs = (refs,)                   # one run, not the letters of its name
+    refs = tuple(refs)
     if len(refs) < 2:
         raise InputError(f"{len(refs)} run given", expected="a baseline run and at least one "
                          "run to compare with it")

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Sequence
 
 import resolver.escape as escape
-from resolver.errors import InputError
+from resolver.errors import InputError, first_few
 from resolver.metrics.stats import McNemar
 from resolver.report.compare import SIGNIFICANCE, Outcomes, cell_tests, outcomes
 from resolver.report.figures import FIGURE_FILES
@@ -69,7 +69,7 @@ from resolver.report.references import (
 from resolver.results.derived import nbest_abstention
 from resolver.results.reader import read_run
 from resolver.results.result_schema import IMPORTED_KIND, results_root, run_kind
-from resolver.run.protocol import DEV_SIZES, TEST_SIZES
+from resolver.run.protocol import DEV_SIZES, NEITHER, TEST_SIZES
 from resolver.run.run_folder import ensure_writable, replace_file
 from resolver.run.tables import (
     ABSTAINS,
@@ -146,10 +146,10 @@ def _run_marks(meta: dict) -> str:
 
 
 def sources_split(sizes) -> str:
-    """The split of a run's sources, as an imported run's meta.json records it: "dev" (6K),
-    "test" (32K, 64K, 262K), "other", joined by "+" ("dev+test")."""
+    """The split of a run's official sources, as an imported run's meta.json records it: "dev"
+    (6K), "test" (32K, 64K, 262K), "neither" (another size), joined by "+" ("dev+test")."""
     def split(size: str) -> str:
-        return "dev" if size in DEV_SIZES else "test" if size in TEST_SIZES else "other"
+        return "dev" if size in DEV_SIZES else "test" if size in TEST_SIZES else NEITHER
     return "+".join(sorted({split(size) for size in sizes})) or "?"
 
 
@@ -843,6 +843,15 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
         table = build_one()
         if table is None:
             message = f"{name}: no {needs} to build it from ({how})"
+            if name == "mab-fc" and by_kind[SCORE]:
+                # score runs there are, none of the benchmark's: say why, not "make one"
+                runs = by_kind[SCORE]
+                sources = sorted({s for f in runs for s in other_sources(f.data["metrics"])})
+                needs = "score run of an official FactConsolidation source"
+                message = (f"{name}: no {needs} (factconsolidation_sh/mh_<size>) to build it "
+                           f"from: {first_few(f.name for f in runs)} "
+                           f"{'holds' if len(runs) == 1 else 'hold'} only "
+                           f"{first_few(sources)}, in neither split")
             if explicit:
                 raise InputError(f"table {message}", expected=f"at least one {needs}")
             notes.append(f"{message}; not written")

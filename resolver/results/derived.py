@@ -29,6 +29,8 @@ its winning path ends. So, for each file:
   where its last hop lands; a hop's status is one of the store's ledger statuses (the schema);
   the winner's answer is the trace's answer (runs before abstentions kept the resolver's answer recorded "" for an
   abstained question); the row's plan and plan set are the winner's.
+- readout.jsonl: every read at most its budget (at least 1), its disclosure modes known and each
+  once, every row read in the configurations (budget, modes) of the first.
 - the data (`reader.load_run_data`): each row's gold is the data's gold for its question.
 - nbest.json: 0 <= success <= candidate recall <= plan recall <= questions and strict recall
   <= plan recall, the recalls non-decreasing in N, N counting 1, 2, ... along `plan_sets`.
@@ -409,6 +411,32 @@ def check_trace(file: Path, line: int, trace: dict, row: dict) -> None:
             raise _edited(file.parent / PREDICTIONS_FILE, f"question {qid!r}: field {name!r} "
                           f"is {shown(have)}, but the trace's winner has {shown(want)}",
                           f"the winner's {name}")
+
+
+def check_reads(file: Path, line: int, row: dict, configurations: list | None) -> None:
+    """A readout.jsonl row: each read within its budget, its modes known; the configurations
+    of `configurations` (the first row's), when given."""
+    # the memory's renderer names the modes; imported here, when a readout file is read
+    from resolver.memory.readout import DISCLOSURES
+    for at, read in enumerate(row["reads"]):
+        field = f"reads[{at}]"
+        if read["budget"] < 1:
+            raise _edited(file, f"{row['qid']!r}: {field}.budget is {read['budget']}",
+                          "a budget of at least 1 character", line)
+        if not 0 <= read["chars"] <= read["budget"]:
+            raise _edited(file, f"{row['qid']!r}: {field}.chars is {read['chars']}, over its "
+                          f"budget of {read['budget']}" if read["chars"] > 0 else
+                          f"{row['qid']!r}: {field}.chars is {read['chars']}",
+                          f"0 to {read['budget']} characters", line)
+        modes = read["disclose"]
+        if any(m not in DISCLOSURES for m in modes) or len(set(modes)) != len(modes):
+            raise _edited(file, f"{row['qid']!r}: {field}.disclose is {modes}",
+                          f"some of {', '.join(DISCLOSURES)}, each once", line)
+    have = [(r["budget"], r["disclose"]) for r in row["reads"]]
+    if configurations is not None and have != configurations:
+        raise _edited(file, f"{row['qid']!r} is read as {have}, the first row as "
+                      f"{configurations}", "every question read in the same configurations",
+                      line)
 
 
 def check_gold(path: Path, rows: list[dict], lines: list[int], gold) -> None:

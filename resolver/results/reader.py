@@ -6,6 +6,7 @@ them asks here; none reads their JSON itself.
     run.meta, run.metrics        # validated meta.json and metrics.json (plain dicts)
     run.predictions              # predictions.jsonl rows, in file order (validated)
     run.traces                   # qid -> traces.jsonl row (read and checked by read_run)
+    run.readout                  # qid -> readout.jsonl row, None without one (read when asked)
     run.kind                     # "resolver" or "imported" (result_schema.run_kind)
     run.name, run.run_id         # the folder's name; the id meta.json records
     dataset, gold = run.load_data()    # the data it ran on, sha256-checked
@@ -20,6 +21,8 @@ What it checks, each failure one `InputError` naming the file, the line (JSONL) 
   scored or not); question ids are unique; traces.jsonl, which a resolver run (search or
   plain mode) always writes and so must have (one without it is refused), has one row per
   question, in the same order, with the same question and answer; an imported run's is empty.
+  readout.jsonl (runs since issue 33), when asked for, has one row per question in the same
+  order, every row read in the same configurations, no read longer than its budget.
 - Derived values (`derived`): nothing a file computes from its rows is believed before it is
   recomputed or bounded: each row's em, metrics.json's rows, an imported run's missing and
   empty questions, a trace's answer against its winning path, the figures of nbest.json and
@@ -59,6 +62,7 @@ from resolver.results.result_schema import (
     METRICS_SCHEMA,
     NBEST_FILE,
     PREDICTIONS_FILE,
+    READOUT_FILE,
     RUN_SCHEMAS,
     TABLES_DIR,
     TRACES_FILE,
@@ -204,6 +208,12 @@ class RunFolder:
         """qid -> traces.jsonl row (TraceRow). An imported run has none ({}); a resolver run's
         must have one per question, in the predictions' order."""
         return read_traces(self)
+
+    @cached_property
+    def readout(self) -> dict[str, dict] | None:
+        """qid -> readout.jsonl row (ReadoutRow): the sizes of each question's readouts. None
+        for a run without the file (made before issue 33, or imported)."""
+        return read_readout(self)
 
     @property
     def plan_sets(self) -> list[str]:
@@ -381,6 +391,32 @@ def read_traces(run: RunFolder) -> dict[str, dict]:
                                 "the trace of the prediction (edited?)")
         derived.check_trace(file, line, trace, row)
         by_qid[trace["qid"]] = trace
+    return by_qid
+
+
+def read_readout(run: RunFolder) -> dict[str, dict] | None:
+    """readout.jsonl of a run, validated: one row per question in the predictions' order, each
+    read in the configurations of the first row, no read over its budget; None when the run
+    has none."""
+    file = run.path / READOUT_FILE
+    if not file.is_file():
+        return None
+    rows, lines = read_jsonl_lines(file, schema.ReadoutRow)
+    qids = [r["qid"] for r in run.predictions]
+    if len(rows) != len(qids):
+        raise InputError(f"{READOUT_FILE} has {len(rows)} rows for the run's {len(qids)} "
+                         "questions", path=str(file), expected="one row per question (cut "
+                         "short?)")
+    configurations = None
+    by_qid = {}
+    for number, (row, qid, line) in enumerate(zip(rows, qids, lines), start=1):
+        if row["qid"] != qid:
+            raise _disagree(file, f"row {number} is the readout of {row['qid']!r}, "
+                            f"predictions.jsonl row {number} is {qid!r}",
+                            "readouts in the predictions' order")
+        derived.check_reads(file, line, row, configurations)
+        configurations = configurations or [(r["budget"], r["disclose"]) for r in row["reads"]]
+        by_qid[qid] = row
     return by_qid
 
 

@@ -3,6 +3,9 @@
     meta.json          MetaJson: configuration, inputs' sha256, versions, git state
     predictions.jsonl  one PredictionRow per question, in dataset order (byte-deterministic)
     traces.jsonl       one TraceRow per question: resolve.Prediction.to_json() plus lanes
+    readout.jsonl      one ReadoutRow per question, in the same order: the characters of its
+                       readouts (memory.readout) at the budgets and disclosures a run reads out
+                       (runs since issue 33; an imported run has none)
     metrics.json       MetricsJson: one MetricsRow per source, then the pooled rows
     table.md/.tex      the metrics rows rendered by resolver.run.tables
 
@@ -49,6 +52,7 @@ TABLES_DIR = "tables"
 META_FILE = "meta.json"
 PREDICTIONS_FILE = "predictions.jsonl"
 TRACES_FILE = "traces.jsonl"
+READOUT_FILE = "readout.jsonl"
 METRICS_FILE = "metrics.json"
 TABLE_MD_FILE = "table.md"
 TABLE_TEX_FILE = "table.tex"
@@ -303,7 +307,8 @@ class ImportedMetaJson(TypedDict):
     data_sha256: dict[str, str]
     cwd: NotRequired[str]          # what a relative path of `data` is relative to
     split: str                     # the splits of the sources, joined by "+" ("dev", "test")
-    splits: dict[str, str]         # source -> "dev" (6K), "test" (32K-262K) or "other"
+    splits: dict[str, str]         # source -> "dev" (6K), "test" (32K-262K), "neither" (not
+                                   # an official source; "other" before issue 30)
     scoring: dict[str, str]        # the metric, its rule and which gold
     bootstrap: dict[str, Any]
     files: list[ImportedFile]
@@ -361,6 +366,21 @@ class TraceRow(TypedDict):
     reader: dict[str, Any] | None  # {"name", "answer", "error", "facts"} when the reader ran
     repair: dict[str, Any] | None  # {"name", "plans", "before", "after", "error"} if repaired
     confidence: NotRequired[Confidence]
+
+
+class ReadSize(TypedDict):
+    """One readout of a question (`Memory.readout`, `memory.readout.render`), measured."""
+    budget: int                    # characters at most
+    disclose: list[str]            # the disclosure modes, in order ([]: the cells alone)
+    chars: int                     # the readout's length in characters (at most `budget`)
+
+
+class ReadoutRow(TypedDict):
+    """A readout.jsonl row: the sizes of one question's readouts, each read in the same
+    configurations (runs.RUN_READS: 600 characters with no disclosure, 2,400 with history and
+    alternatives)."""
+    qid: str
+    reads: list[ReadSize]
 
 
 class MetricsRow(TypedDict):
@@ -458,7 +478,7 @@ for _shape in (PlanSetRecord, RunConfigRecord, GitRecord, RunCounts, UnparsedLin
                UnparsedRecord, ProtocolRecord, MetaJson, PlanJson, Confidence, PredictionRow,
                ImportedPredictionRow, ImportedFile, ImportedCounts, ImportedMetaJson, HopJson,
                CandidateJson, TraceRow, MetricsRow, MetricsJson, NbestStep, NbestSource,
-               NbestJson, CeilingSource, CeilingHaystack, CeilingJson):
+               NbestJson, CeilingSource, CeilingHaystack, CeilingJson, ReadSize, ReadoutRow):
     _shape.__pydantic_config__ = _CONFIG
 
 

@@ -49,20 +49,39 @@ LIVE_PREFIX = "live:"
 # The official sizes of each split; sources of other names (hand-written sets) are in neither.
 DEV_SIZES = ("6k",)
 TEST_SIZES = ("32k", "64k", "262k")
+NEITHER = "neither"
 _OFFICIAL = re.compile(r"factconsolidation_(?:sh|mh)_(\d+k)$")
+
+
+def source_split(source: str) -> str:
+    """The split a source belongs to: "dev" (an official FactConsolidation source of 6K),
+    "test" (of 32K, 64K or 262K), or "neither" (any other source: a hand-written question set,
+    even one named for a size, or another size). `factres run` and `factres score` both say it
+    so."""
+    m = _OFFICIAL.match(source)
+    if m is None:
+        return NEITHER
+    return "dev" if m.group(1) in DEV_SIZES else "test" if m.group(1) in TEST_SIZES else NEITHER
 
 
 def off_split_sources(split: str, sources) -> list[str]:
     """The official FactConsolidation sources of the data whose size belongs to the other
     split (6K scored blind, or a test size scored as dev). Recorded in meta.json and warned
     about, not refused: the gate is the frozen configuration and the clean tree."""
-    other = TEST_SIZES if split == "dev" else DEV_SIZES
-    out = []
-    for source in sorted(set(sources)):
-        m = _OFFICIAL.match(source)
-        if m and m.group(1) in other:
-            out.append(source)
-    return out
+    other = "test" if split == "dev" else "dev"
+    return [source for source in sorted(set(sources)) if source_split(source) == other]
+
+
+def neither_split_note(sources) -> str | None:
+    """The note for sources in neither split (`source_split`), the same from `factres run` and
+    `factres score`; None when every source is an official one."""
+    neither = sorted({s for s in sources if source_split(s) == NEITHER})
+    if not neither:
+        return None
+    what = "is no official FactConsolidation source" if len(neither) == 1 else \
+        "are no official FactConsolidation sources"
+    return (f"{first_few(neither)} {what} (factconsolidation_sh/mh_<size>): in neither split "
+            "(dev is 6K; test is 32K, 64K and 262K), and in no column of the mab-fc table")
 
 
 def live_set_name(spec: str) -> str:

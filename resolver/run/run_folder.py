@@ -36,6 +36,7 @@ from resolver.results.result_schema import (
     META_FILE,
     METRICS_FILE,
     PREDICTIONS_FILE,
+    READOUT_FILE,
     TABLE_MD_FILE,
     TABLE_TEX_FILE,
     TABLES_DIR,
@@ -293,14 +294,17 @@ def claim(root: Path, run_id: str | None = None, base: str | None = None) -> Cla
 
 
 def write_run(claimed: Claim, meta: dict, rows: list[dict], traces: list[dict],
-              metrics: dict) -> Path:
-    """Write the claimed run folder: every file into the temporary folder, metrics.json last,
-    the marker off, then a rename into place. On any failure nothing is left behind."""
+              metrics: dict, readout: list[dict] | None = None) -> Path:
+    """Write the claimed run folder: every file into the temporary folder (readout.jsonl when
+    `readout` rows are given), metrics.json last, the marker off, then a rename into place. On
+    any failure nothing is left behind."""
     tmp, final = claimed.tmp, claimed.root / claimed.run_id
     try:
         write_file(tmp / META_FILE, dumps(meta))
         write_file(tmp / PREDICTIONS_FILE, dumps_lines(rows))
         write_file(tmp / TRACES_FILE, dumps_lines(traces))
+        if readout is not None:
+            write_file(tmp / READOUT_FILE, dumps_lines(readout))
         abstained = tables.abstention(meta)
         write_file(tmp / TABLE_MD_FILE, tables.markdown(metrics["rows"], abstained))
         write_file(tmp / TABLE_TEX_FILE, tables.latex(metrics["rows"], abstained))

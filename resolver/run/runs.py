@@ -21,6 +21,7 @@ from typing import Callable
 from resolver._version import __version__
 from resolver.errors import ArchiveError, InputError, LaneFailedError, UnparsedLinesError, clip
 from resolver.haystack import Dataset, Gold, load, sha256_bytes
+from resolver.memory.readout import render as render_readout
 from resolver.metrics import scoring
 from resolver.plan.plans import Compiled, PlanSet
 from resolver.results.result_schema import (
@@ -31,7 +32,7 @@ from resolver.results.result_schema import (
     results_root,
 )
 from resolver.run import run_folder, tables
-from resolver.run.config import RunConfig
+from resolver.run.config import SPLITS, RunConfig
 from resolver.run.identity import (
     LEXICON_FILES,
     LIVE_COMPILER_FILES,
@@ -45,9 +46,10 @@ from resolver.search.confidence import ABSTAINED, abstention, below, rank
 from resolver.search.resolve import Prediction, resolve_dataset, resolve_question
 from resolver.text.grammar import grammar_sha256
 
-SPLITS = ("dev", "test")
 FALLBACK_NOTE = "fallback:"    # the note of a plan a model planner did not make (compile_ollama)
 UNPARSED_SHOWN = 5             # unparsed lines named in meta.json and on stderr
+# The readouts whose sizes readout.jsonl records per question: (budget, disclosure modes).
+RUN_READS = ((600, ()), (2400, ("history", "alternatives")))
 __all__ = ["RUN_ID", "Run", "check_run_id", "execute", "write_run"]
 
 # progress(label, total) is called at the start of each stage and returns advance(n).
@@ -453,5 +455,18 @@ def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: G
             "versions": package_versions(), "git": {"commit": protocol["commit"],
                                              "dirty": protocol["dirty"]},
             "protocol": protocol}
-    path = write_run(claimed, meta, rows, traces, metrics)
+    path = write_run(claimed, meta, rows, traces, metrics, readout_rows(dataset, predictions))
     return Run(run_id, path, meta, metrics, rows)
+
+
+def readout_rows(dataset: Dataset, predictions: list[Prediction]) -> list[dict]:
+    """readout.jsonl rows (result_schema.ReadoutRow): each question's readouts (RUN_READS)
+    rendered from the run's own store and prediction, measured in characters."""
+    rows = []
+    for question, pred in zip(dataset.questions, predictions):
+        store = dataset.haystack_of(question).store
+        rows.append({"qid": pred.qid, "reads": [
+            {"budget": budget, "disclose": list(modes),
+             "chars": len(render_readout(store, pred, disclose=modes, budget=budget))}
+            for budget, modes in RUN_READS]})
+    return rows

@@ -272,31 +272,84 @@ def abstention_note(abstained: tuple[str, int, int]) -> str:
 
 
 def metrics_table(rows: list[MetricsRow],
-                  abstained: tuple[str, int, int] | None = None) -> Table:
+                  abstained: tuple[str, int, int] | None = None,
+                  reads: ReadSizes | None = None) -> Table:
     """A run's score table: the per-source rows, then (after a rule) the pooled rows. A run
-    made with --abstain-below (`abstention`) has its EM cells marked, with a footnote."""
+    made with --abstain-below (`abstention`) has its EM cells marked, with a footnote. `reads`
+    (`read_sizes`) adds the mean read size as a last column, with a footnote."""
     mark = ABSTAINS if abstained else ""
     def row(r: MetricsRow) -> tuple[Cell, ...]:
         # the label and the reader are names; the figures (an interval in brackets) factres's
         label, kind, reader, *figures = cells(r)
         n, em, *rest = figures
+        extra = (Cell(reads.cells.get(r["label"], DASH), own=True),) if reads else ()
         return (Cell(label), Cell(kind), Cell(reader), Cell(n, own=True),
                 Cell(em, mark=mark if r["em"] is not None else "", own=True)) \
-            + tuple(Cell(f, own=True) for f in rest)
+            + tuple(Cell(f, own=True) for f in rest) + extra
     per_source = tuple(row(r) for r in rows if not r["pooled"])
     pooled = tuple(row(r) for r in rows if r["pooled"])
     notes = (abstention_note(abstained),) if abstained else ()
-    return Table("run", "", HEADERS, _ALIGN, (per_source, pooled), notes=notes, comment=False)
+    headers, align = HEADERS, _ALIGN
+    if reads:
+        headers, align, notes = headers + (READ_HEADER,), align + "r", notes + (reads.note,)
+    return Table("run", "", headers, align, (per_source, pooled), notes=notes, comment=False)
 
 
-def markdown(rows: list[MetricsRow], abstained: tuple[str, int, int] | None = None) -> str:
-    """A run's score table in GitHub Markdown (`abstained`: see `metrics_table`)."""
-    return markdown_table(metrics_table(rows, abstained))
+def markdown(rows: list[MetricsRow], abstained: tuple[str, int, int] | None = None,
+             reads: ReadSizes | None = None) -> str:
+    """A run's score table in GitHub Markdown (`abstained`, `reads`: see `metrics_table`)."""
+    return markdown_table(metrics_table(rows, abstained, reads))
 
 
-def latex(rows: list[MetricsRow], abstained: tuple[str, int, int] | None = None) -> str:
+def latex(rows: list[MetricsRow], abstained: tuple[str, int, int] | None = None,
+          reads: ReadSizes | None = None) -> str:
     """A run's score table as a booktabs tabular; a \\midrule before the pooled rows."""
-    return latex_table(metrics_table(rows, abstained))
+    return latex_table(metrics_table(rows, abstained, reads))
+
+
+# ---- the mean read size (readout.jsonl) -----------------------------------------------------
+READ_HEADER = "read (chars)"
+
+
+@dataclass(frozen=True)
+class ReadSizes:
+    """The read-size column: a metrics row's label -> its cell, and the footnote saying what
+    the figures are."""
+    cells: dict[str, str]
+    note: str
+
+
+def _read_name(read: dict) -> str:
+    modes = read["disclose"]
+    return f"within {read['budget']:,}" + (f" with {' and '.join(modes)}" if modes else
+                                           " with no disclosure")
+
+
+def read_sizes(rows: list[MetricsRow], predictions: list[dict],
+               readout: dict[str, dict]) -> ReadSizes:
+    """Per metrics row, the mean characters of its questions' readouts in each configuration
+    readout.jsonl records ("143 / 380"): a source's questions, or a pooled row's (every size
+    of its kind; "all": sh and mh), the mean over the questions, not over sizes."""
+    kind_of = {r["source"]: r["kind"] for r in rows if not r["pooled"]}
+    first = next(iter(readout.values()), None)
+    reads = first["reads"] if first else []
+    out = {}
+    for row in rows:
+        if row["pooled"]:
+            kinds = ("sh", "mh") if row["kind"] == "all" else (row["kind"],)
+            sources = {s for s, k in kind_of.items() if k in kinds}
+        else:
+            sources = {row["source"]}
+        sizes = [readout[p["qid"]]["reads"] for p in predictions
+                 if p["source"] in sources and p["qid"] in readout]
+        if sizes and reads:
+            out[row["label"]] = " / ".join(
+                f"{sum(s[i]['chars'] for s in sizes) / len(sizes):.0f}"
+                for i in range(len(reads)))
+    names = " / ".join(_read_name(r) for r in reads)
+    note = (f"{READ_HEADER}: the mean length in characters of a question's readout for an LLM "
+            f"reader (readout.jsonl), over the row's questions: {names}.")
+    return ReadSizes(out, note)
 
 
 RENDERERS = {"md": markdown, "latex": latex}

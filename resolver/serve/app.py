@@ -43,6 +43,7 @@ from resolver.serve.config import ServeConfig
 from resolver.serve.conversation import (WHOLE_MESSAGE, Conversation, Remembered, remember,
                                          split)
 from resolver.serve.named import NamedMemories, check_name, close_evicted, parts
+from resolver.serve.readout import reply_answer
 from resolver.serve.reply import chunks, completion, factres_field, usage
 from resolver.serve.request import ChatRequest, parse_request
 
@@ -125,6 +126,7 @@ class Service:
             # the memory refuses only what it was asked (the question): the client's input
             raise bad_request(f"The question cannot be answered: {exc}", param="messages",
                               code="invalid_value") from None
+        answer = reply_answer(request.model, remembered.memory, answer)
         clock.lap("query")
         extra = factres_field(answer, remembered, cached, self.config.describe())
         counts = usage(conversation, remembered, answer)
@@ -158,7 +160,7 @@ class Service:
             raise question_too_long(len(conversation.bare_question), MAX_QUESTION,
                                     conversation.last, conversation.found == WHOLE_MESSAGE)
         clock.lap("split")
-        answer, remembered, cached, ingested = self.named.answer(name, asked)
+        answer, remembered, cached, ingested = self.named.answer(name, asked, request.model)
         clock.lap("memory")
         extra = factres_field(answer, remembered, cached, self.config.describe())
         extra["memory"] |= {"name": name, "ingested": ingested}

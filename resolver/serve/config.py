@@ -27,6 +27,7 @@ DEFAULT_MAX_OPEN = 64          # named memories (--store) open at once
 MAX_BODY = 4096 * MIB
 MAX_CACHE = 1_000_000 * MIB
 OWN_MODEL = "factres"          # always accepted, always listed
+READOUT_MODEL = "factres-readout"   # always accepted and listed: answers with the readout
 KEY_CHARACTERS = "printable ASCII (letters, digits, punctuation; spaces only inside the key)"
 
 
@@ -111,12 +112,14 @@ class ServeConfig:
 
     def accepts(self, model: str) -> bool:
         """Whether a request may name `model`: any name when no names were given."""
-        return not self.models or model == OWN_MODEL or model in self.models
+        return not self.models or model in (OWN_MODEL, READOUT_MODEL) or model in self.models
 
     @property
     def listed(self) -> tuple[str, ...]:
-        """The names `GET /v1/models` lists: "factres", then the accepted names in order."""
-        return (OWN_MODEL,) + tuple(m for m in dict.fromkeys(self.models) if m != OWN_MODEL)
+        """The names `GET /v1/models` lists: "factres", "factres-readout", then the accepted
+        names in order."""
+        own = (OWN_MODEL, READOUT_MODEL)
+        return own + tuple(m for m in dict.fromkeys(self.models) if m not in own)
 
     def describe(self) -> dict:
         """What `/v1/models` and every reply say about the server (no key)."""

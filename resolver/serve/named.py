@@ -31,6 +31,7 @@ from resolver.serve.api_errors import SERVER_ERROR, ApiError, bad_request
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.conversation import (WHOLE_MESSAGE, Conversation, Remembered, holds_facts,
                                          tally)
+from resolver.serve.readout import reply_answer
 from resolver.serve.request import Message
 from resolver.store.writer_lock import WriterLock, lock_path
 
@@ -156,16 +157,18 @@ class NamedMemories:
         value, cached = self.cache.get(key, lambda: self._open(name), Named.size)
         return value, cached
 
-    def answer(self, name: str, request: Request) -> tuple[Answer, Remembered, bool, int]:
+    def answer(self, name: str, request: Request, model: str
+               ) -> tuple[Answer, Remembered, bool, int]:
         """(the answer, what the memory holds and this request did, whether it was open, the
-        characters ingested): the request's memory part appended, then its question asked."""
+        characters ingested): the request's memory part appended, then its question asked
+        (the readout for the model `factres-readout`, as `serve.readout` gives it)."""
         while True:
             entry, cached = self.entry(name)
             with entry.lock:
                 if entry.closed:                       # evicted meanwhile: open it again
                     continue
                 try:
-                    found = self._answer(entry, request, cached)
+                    found = self._answer(entry, request, cached, model)
                 except MemoryFileError as exc:
                     raise _unwritable(name, exc) from None
                 except InputError as exc:
@@ -180,7 +183,7 @@ class NamedMemories:
                 entry.close()                          # over the whole budget: not kept
             return found
 
-    def _answer(self, entry: Named, request: Request, cached: bool
+    def _answer(self, entry: Named, request: Request, cached: bool, model: str
                 ) -> tuple[Answer, Remembered, bool, int]:
         passed: Counter = Counter()
         reports: list = []
@@ -198,7 +201,7 @@ class NamedMemories:
         if request.question is None:
             answer = Answer("", "", NO_QUESTION)
         else:
-            answer = entry.memory.query(request.question)
+            answer = reply_answer(model, entry.memory, entry.memory.query(request.question))
         words = sum(len(m.text.split()) for m in request.memory)
         remembered = Remembered(entry.memory, f"memory:{entry.name}", len(entry.memory.store),
                                 len(entry.held), words, dict(sorted(passed.items())),

@@ -217,6 +217,15 @@ class FactStore:
             self.extend(facts)
         self._ledger = ledger
 
+    def __getstate__(self) -> dict:
+        """What a copy or a pickle of the store holds: the facts, the lookup tables and the
+        ledger, not the reads derived from them (`read_cache`, `name_cache`, the token index),
+        which may hold iterators; they are made again on the first read."""
+        state = self.__dict__.copy()
+        state.update(_reads={}, _reads_revision=-1, _name_reads={}, _token_index=None,
+                     _max_tokens=0)
+        return state
+
     # ---- writing -----------------------------------------------------------------------
     def add(self, fact: Fact) -> None:
         """Append a fact. Serials must increase: the store is append-only."""

@@ -36,6 +36,11 @@ HEADER = "Here is a list of facts:"
 BOM = "\ufeff"
 NOTE_BOM = "byte-order mark removed"
 NOTE_CRLF = "CRLF line endings read as LF"
+# The names of the line breaks other than LF (segment.OTHER_BREAK), for a report.
+_BREAK_NAMES = {"\r": "carriage return without a line feed", "\x0b": "vertical tab",
+                "\x0c": "form feed", "\x1c": "file separator", "\x1d": "group separator",
+                "\x1e": "record separator", "\x85": "next line", "\u2028": "line separator",
+                "\u2029": "paragraph separator"}
 # MAX_SERIAL (segment.py): a serial above it is refused at parse time, naming the line, rather
 # than failing later in the parse cache or the run's output.
 # Python refuses to read (or write) an integer of more digits than this
@@ -88,13 +93,16 @@ def too_large(serial: int) -> str:
 
 TOO_LARGE_EXPECTED = f"a serial of at most {MAX_SERIAL} (2^63 - 1)"
 # What a line may hold that prints as nothing or acts on a terminal: C0/C1 control characters
-# (NUL, BEL, ESC: ANSI sequences), U+2028/U+2029 and the bidirectional controls (tab excepted:
-# templates are matched on spaces, and a tab is visible as space), and the invisible format
-# characters: zero-width space, joiners and word joiner, invisible operators, the soft hyphen,
-# the Mongolian vowel separator and a byte-order mark inside the text ("Fr\u200bance" prints as
-# "France" and is another name). Such a line is read as written and noted; output escapes it
-# (resolver.escape).
-_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f"
+# (NUL, BEL, ESC: ANSI sequences) and the bidirectional controls (tab excepted: templates are
+# matched on spaces, and a tab is visible as space), and the invisible format characters:
+# zero-width space, joiners and word joiner, invisible operators, the soft hyphen, the Mongolian
+# vowel separator and a byte-order mark inside the text ("Fr\u200bance" prints as "France" and
+# is another name). Such a line is read as written and noted; output escapes it
+# (resolver.escape). The line breaks other than LF (CR, VT, FF, FS, GS, RS, NEL, U+2028, U+2029:
+# segment.OTHER_BREAK) are not among them: a line holding one is reported (`break_reason`), and
+# a carriage return has a note of its own (`cr_note`).
+_CR = re.compile("\r")
+_HIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f"
                      "\u202a-\u202e\u2066-\u2069"
                      "\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
 # What the OBJECT terminal carries after the object itself: the final full stop is cut
@@ -300,8 +308,9 @@ def _facts_of(tree) -> list[Fact]:
 
 
 def normalise(text: str, notes: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]]:
-    """Drop a leading byte-order mark and read CRLF as LF; notes say what was handled, and
-    which lines hold control characters (read as written, escaped on output)."""
+    """Drop a leading byte-order mark and read CRLF as LF; notes say what was handled, which
+    lines hold a carriage return alone (no line end: `cr_note`) and which hold control
+    characters (read as written, escaped on output)."""
     found = list(notes)
     if text.startswith(BOM):
         text = text[1:]
@@ -311,25 +320,61 @@ def normalise(text: str, notes: tuple[str, ...] = ()) -> tuple[str, tuple[str, .
         text = text.replace("\r\n", "\n")
         if NOTE_CRLF not in found:
             found.append(NOTE_CRLF)
-    hidden = control_note(text)
-    if hidden and hidden not in found:
-        found.append(hidden)
+    for note in (cr_note(text), control_note(text)):
+        if note and note not in found:
+            found.append(note)
     return text, tuple(found)
+
+
+def _lines_holding(pattern: re.Pattern, text: str) -> tuple[int, int, re.Match] | None:
+    """(how many lines hold a match of `pattern`, the first such line, the first match), None
+    when none does; counted as it goes, linear in the text."""
+    first = pattern.search(text)
+    if first is None:
+        return None
+    lines, line, at = set(), 1, 0
+    for match in pattern.finditer(text):
+        line += text.count("\n", at, match.start())
+        at = match.start()
+        lines.add(line)
+    return len(lines), min(lines), first
+
+
+def cr_note(text: str) -> str | None:
+    """The note for a text (CRLF already read as LF) holding carriage returns without a line
+    feed, a CR-only file's line endings among them: they end no line here, so a line holding
+    one is reported (`break_reason`); None when there are none."""
+    found = _lines_holding(_CR, text)
+    if found is None:
+        return None
+    count, first, _ = found
+    return (f"CR line endings (a carriage return without a line feed) on {count} line(s), the "
+            f"first line {first}: a CR alone ends no line (lines end at LF or CRLF), so those "
+            "lines are reported")
+
+
+def break_reason(text: str) -> str | None:
+    """Why a line (or a piece of one) holding a line break other than LF is no fact line, the
+    same words in `factres parse` and the memory; None when it holds none. Such a line is
+    reported whatever the grammar would make of it: "... Apple.\\r1. Tim Cook is employed by
+    Google." would read as one fact about "Tim Cook is employed by Apple.\\r1. Tim Cook"."""
+    found = segment.OTHER_BREAK.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    return (f"line break U+{ord(char):04X} ({_BREAK_NAMES[char]}) at column {found.start() + 1}: "
+            "lines end at LF or CRLF")
 
 
 def control_note(text: str) -> str | None:
     """The note for a text whose lines hold control characters (`_HIDDEN`), naming how many
     lines and the first; None when there are none."""
-    first = _HIDDEN.search(text)
-    if first is None:
+    found = _lines_holding(_HIDDEN, text)
+    if found is None:
         return None
-    lines, line, at = set(), 1, 0
-    for match in _HIDDEN.finditer(text):           # counted as it goes: linear in the text
-        line += text.count("\n", at, match.start())
-        at = match.start()
-        lines.add(line)
-    return (f"{len(lines)} line(s) hold control characters (NUL, BEL, ANSI escapes, U+2028, "
-            f"...; the first: line {min(lines)}, U+{ord(first[0]):04X}): read as written, "
+    count, line, first = found
+    return (f"{count} line(s) hold control characters (NUL, BEL, ANSI escapes, zero-width "
+            f"spaces, ...; the first: line {line}, U+{ord(first[0]):04X}): read as written, "
             "shown escaped")
 
 
@@ -362,6 +407,8 @@ def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (
             facts, unparsed = _parse_line_by_line(parser, builder, source, count)
         finally:
             builder.lines, builder.line_offset, builder.names = [], 0, {}
+    if segment.OTHER_BREAK.search(text):
+        facts, unparsed = _broken_lines(source, facts, unparsed, has_header)
     facts, unparsed, several = _split_lines(source, text, facts, unparsed)
     if several:
         notes += (several_note(several),)
@@ -372,8 +419,28 @@ def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (
 
 def reads_as_fact(text: str) -> bool:
     """Whether `text` (one piece of a line) reads as one fact: what `segment.split_line` asks."""
-    text = text.strip()
+    text = text.strip(segment.BLANKS)
     return bool(text) and "\n" not in text and parse_fact_block([text]) is not None
+
+
+def _broken_lines(source: Lines, facts: list[Fact], unparsed: list[UnparsedLine],
+                  has_header: bool) -> tuple[list[Fact], list[UnparsedLine]]:
+    """The parse with every line that holds a line break other than LF reported
+    (`break_reason`), whatever the grammar made of it: lines end at LF or CRLF only, as the
+    memory reads them. Blank lines (white space only, a form feed alone) and the header stay
+    what they were."""
+    broken = {}
+    for index in range(len(source)):
+        raw = source[index]
+        if raw.strip() and not (index == 0 and has_header):
+            reason = break_reason(raw)
+            if reason is not None:
+                broken[index + 1] = UnparsedLine(index + 1, raw, reason)
+    if not broken:
+        return facts, unparsed
+    kept = [u for u in unparsed if u.line not in broken]
+    return ([f for f in facts if f.line not in broken],
+            sorted(kept + list(broken.values()), key=_line_of))
 
 
 def _split_lines(source: Lines, text: str, facts: list[Fact], unparsed: list[UnparsedLine]
@@ -439,6 +506,10 @@ def parse_line(raw: str, fast: bool = True) -> Fact:
     with _lock:
         builder.lines, builder.line_offset, builder.names = Lines(raw), 0, {}
         try:
+            reason = break_reason(raw)
+            if reason is not None:
+                raise InputError(reason, line=1, context=raw,
+                                 expected="a fact line in one of the MQuAKE templates")
             fact = _facts_of(parser.parse(raw, start="line"))[0]
             _check_serials([fact], None)
             return fact
@@ -470,6 +541,10 @@ def parse_fact_lines(lines: list[str], first_line: int = 1, *, fast: bool = True
         try:
             for number, raw in enumerate(lines, start=first_line):
                 builder.line_offset = number - 1
+                reason = break_reason(raw)
+                if reason is not None:
+                    unparsed.append(UnparsedLine(number, raw, reason))
+                    continue
                 try:
                     facts.extend(_facts_of(parser.parse(raw, start="line")))
                 except UnexpectedInput as exc:
@@ -481,24 +556,30 @@ def parse_fact_lines(lines: list[str], first_line: int = 1, *, fast: bool = True
 
 def parse_fact_block(lines: list[str], first_line: int = 1, *, fast: bool = True
                      ) -> list[Fact] | None:
-    """`parse_fact_lines` in one LALR pass only: the facts, or None when some line fits no
-    template (the caller then cuts the text otherwise, or asks `parse_fact_lines` why). The
-    facts share one `Lines` of the block, as a parse's facts share the context's."""
+    """`parse_fact_lines` in one LALR pass only: the facts, one per line, or None when some
+    line is no fact (it fits no template, holds a line break other than LF, or is the header:
+    the caller then cuts the text otherwise, or asks `parse_fact_lines` why). The facts share
+    one `Lines` of the block, as a parse's facts share the context's."""
     if not lines:
         return []
+    text = "\n".join(lines)
+    if segment.OTHER_BREAK.search(text):
+        return None
     parser = fact_parser(fast)
     from lark.exceptions import UnexpectedInput  # loaded by the parser above
     builder: FactBuilder = parser.options.transformer
-    text = "\n".join(lines)
     with _lock:
         builder.lines, builder.line_offset = Lines(text, lines, first_line), first_line - 1
         builder.names = {}
         try:
-            return _facts_of(parser.parse(text, start="start"))
+            facts = _facts_of(parser.parse(text, start="start"))
         except UnexpectedInput:
             return None
         finally:
             builder.lines, builder.line_offset, builder.names = [], 0, {}
+    # A line the grammar takes without a fact (the header, which a stream's pieces may hold
+    # when a frame cut it in two) is no fact line: one fact per line, or None.
+    return facts if len(facts) == len(lines) else None
 
 
 def _parse_line_by_line(parser, builder, source: Lines, count: int):
@@ -511,6 +592,10 @@ def _parse_line_by_line(parser, builder, source: Lines, count: int):
         if number == 1 and raw.strip() == HEADER:
             continue
         builder.line_offset = number - 1
+        reason = break_reason(raw)
+        if reason is not None:
+            unparsed.append(UnparsedLine(number, raw, reason))
+            continue
         try:
             tree = parser.parse(raw, start="line")
         except UnexpectedInput as exc:
@@ -522,6 +607,9 @@ def _parse_line_by_line(parser, builder, source: Lines, count: int):
 
 
 def _reason(raw: str, exc: UnexpectedInput) -> str:
+    broken = break_reason(raw)
+    if broken is not None:
+        return broken
     head = raw.split(". ", 1)
     if not head[0].strip().isdigit():
         if raw.strip() == HEADER:

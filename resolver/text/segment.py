@@ -19,6 +19,10 @@ between two chunks), are boundaries under stricter terms, since they may also be
   back; the piece then holds that blank ("340. Stojko Vranković plays ...").
 A decimal ("3.14. ", "v2.0.1") is no candidate: a candidate has a blank on one side at least.
 
+Line breaks other than LF (`OTHER_BREAK`) are no boundary of any kind, and a piece is stripped of
+blanks (space, tab) only: a piece holding such a break stays whole, and the grammar's callers
+report it (`facts.break_reason`), so no fact is ever read across one.
+
 Pure text: whether a piece reads as a fact is asked of the caller (`fits`), so this module
 imports nothing of the parser (which imports it)."""
 from __future__ import annotations
@@ -31,6 +35,13 @@ from typing import Callable
 MAX_SERIAL = 2**63 - 1
 # A number past this many digits is above MAX_SERIAL however it goes on: it is not converted.
 _SERIAL_DIGITS = len(str(MAX_SERIAL))
+
+# Line breaks other than LF: a carriage return alone (CRLF is read as LF before anything is cut),
+# VT, FF, the file, group and record separators, NEL, LS and PS, every break `str.splitlines`
+# knows but LF. Lines end at LF (or CRLF) only: a line holding one of these is no fact line.
+OTHER_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# What a piece is stripped of at its edges: blanks, never a break (`str.strip` would take both).
+BLANKS = " \t"
 
 # A piece's own serial, at its start.
 SERIAL = re.compile(r"(\d+)\. ")
@@ -58,13 +69,14 @@ def number(digits: str) -> int:
 
 def split_line(line: str, terminated: bool, previous: int | None,
                fits: Callable[[str], bool]) -> tuple[list[str], str, int | None]:
-    """The pieces of one line (no line break in it), each stripped, in order; the text left
+    """The pieces of one line (no line break in it), each stripped of blanks, in order (a piece
+    of white space only, a form feed alone, is none: a blank line); the text left
     undecided (an unterminated line's last piece, or the text from a candidate whose sides
     cannot be read yet: "" when `terminated`); and the last serial seen. `previous`: the serial
     before the line. `fits(text)`: whether the grammar reads `text` as one fact."""
     pieces: list[str] = []
     start, fix = 0, None              # the current piece's start; where its blank goes back
-    own = SERIAL.match(line.lstrip())
+    own = SERIAL.match(line.lstrip(BLANKS))
     current = number(own.group(1)) if own else None
     candidates = [m for m in _CANDIDATE.finditer(line)
                   if m.group(1) or m.group(3) is not None]
@@ -94,16 +106,16 @@ def split_line(line: str, terminated: bool, previous: int | None,
                 return pieces, piece(start, fix), previous     # undecided until more arrives
             if not fits(piece(m.start(2), blank, following.start() if following else None)):
                 continue
-        text = piece(start, fix, m.start()).strip()
-        if text:
+        text = piece(start, fix, m.start()).strip(BLANKS)
+        if text and not text.isspace():
             pieces.append(text)
         if current is not None:
             previous = current
         start, fix, current = m.start(2), blank, serial
     if not terminated:
         return pieces, piece(start, fix), previous
-    text = piece(start, fix).strip()
-    if text:
+    text = piece(start, fix).strip(BLANKS)
+    if text and not text.isspace():
         pieces.append(text)
         if current is not None:
             previous = current
