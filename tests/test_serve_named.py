@@ -60,7 +60,7 @@ def test_facts_in_earlier_requests_answer_bare_questions_and_again_after_a_resta
         listed = httpx.get(f"{url}/memories").json()
         assert [(m["id"], m["open"]) for m in listed["data"]] == [("agent-7", True)]
         assert listed["data"][0]["bytes"] > 0
-        assert [m.id for m in api.models.list().data] == ["factres"]
+        assert [m.id for m in api.models.list().data] == ["factres", "factres-readout"]
     with serving(ServeConfig(port=0, store=str(tmp_path))) as url:     # a restart
         api = named(url, "agent-7")
         for q in questions[:40]:
@@ -170,3 +170,14 @@ def test_the_guides_example_prints_what_it_shows(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "docs/server.md (named memories)", "exec"), {})
     assert capsys.readouterr().out == shown
+
+
+def test_the_readout_model_reads_a_named_memory_out(tmp_path):
+    with serving(ServeConfig(port=0, store=str(tmp_path))) as url:
+        api = named(url, "agent")
+        say(api, HEAD + "0. Tim Cook is employed by Apple.\n1. Tim Cook is employed by Google.\n")
+        reply = api.chat.completions.create(model="factres-readout", messages=[
+            {"role": "user", "content": ASK}])
+        with Memory.open(tmp_path / "agent.db", readonly=True) as memory:
+            assert reply.choices[0].message.content == memory.readout(ASK)
+        assert "Google" in reply.choices[0].message.content
