@@ -232,3 +232,12 @@ def explain_command(run, qids, as_json, results_dir) -> None:
         click.echo(dumps(explanations).decode("utf-8"), nl=False)
     else:
         click.echo(render(explanations), nl=False)
+
+
+def __getattr__(name: str):
+    # `reference`: the whole tree as the CLI reference page shows it (docs/cli.md, mkdocs-click),
+    # built only when the docs ask, since it loads every command
+    if name == "reference":
+        from resolver.cli.reference import for_docs
+        return for_docs(main)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

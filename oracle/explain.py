@@ -151,14 +151,20 @@ def _candidates_json(trace: dict, golds) -> dict:
     winner_json = trace["winner"]
     winner = candidate_of(winner_json) if winner_json else None
     seen, ranked = set(), []
+    again: dict[tuple, list] = {}     # a path found again (by another plan set): its ranks
     for rank, c in enumerate(cands, 1):
         if _path_key(c) not in seen:
             seen.add(_path_key(c))
             ranked.append((rank, c))
+        else:
+            again.setdefault(_path_key(c), []).append([rank, c.plan_set])
     out: dict = {"candidates": len(cands),
                  "winner": _candidate_json(winner, 1, golds) if winner else None}
+    if winner is not None:
+        out["winner"]["same_path"] = again.get(_path_key(winner), [])
     rivals = [(r, c) for r, c in ranked if winner is None or _path_key(c) != _path_key(winner)]
-    out["rivals"] = [_candidate_json(c, r, golds) for r, c in rivals[:RIVALS]]
+    out["rivals"] = [_candidate_json(c, r, golds) | {"same_path": again.get(_path_key(c), [])}
+                     for r, c in rivals[:RIVALS]]
     if golds is not None:
         hits = [r for r, c in enumerate(cands, 1) if is_hit(c.answer, golds)]
         out["gold_among_candidates"] = bool(hits)
@@ -304,6 +310,9 @@ def _render_winner(w: dict | None, plain: bool = False) -> list[str]:
         if h["passed_over"]:
             passed = ", ".join(f"serial {s} (line {n})" for s, n in h["passed_over"])
             out += _wrap(f"versions passed over: {passed}", "       ")
+    out += _wrap("ver: the version of its key the hop took (0 the latest, 1 the one before it, "
+                 "...); status: that fact's status in the ledger (active: the key's current value; "
+                 "superseded: a later serial replaced it).", "  ")
     return out
 
 
@@ -341,6 +350,11 @@ def _render_rivals(winner: dict | None, rivals: list[dict]) -> list[str]:
         out.append(f"  {_fit(name, TERM_WIDTH):<{TERM_WIDTH}}" + "".join(cells))
     out.append(f"  {'total':<{TERM_WIDTH}}"
                + "".join(f"{c['score']:>{COLUMN}.2f}" for c in shown))
+    # a rank not in the table: the same path found again (by another plan set), shown once
+    for col, c in enumerate(shown, 1):
+        for rank, plan_set in c.get("same_path", []):
+            out += _wrap(f"rank {rank}: the same path as c{col}, found again by plan set "
+                         f"{plan_set} (each path is shown once, at its best rank)", "  ")
     return out
 
 
@@ -372,6 +386,9 @@ def _render_gold(e: dict) -> list[str]:
                              f"{'' if h['version'] == 0 else ' v-' + str(h['version'])}"
                              f" ({status})-> {target}")
             out += _wrap(" ".join(steps) + f"   [{p['pattern']}]", "    ")
+        out += _wrap("#N: the fact's serial; [ ]: per hop, L the latest version of its key, "
+                     "On an older one (O1 the version before the latest, ...); v-N after a "
+                     "serial: that older version.", "  ")
     for note in e.get("prediction_on_gold_paths", []):
         out += _wrap(f"the prediction is {note}", "  ")
     return out

@@ -19,7 +19,14 @@ from typing import Any, Iterable, Sequence
 import resolver.escape as escape
 from resolver.haystack import Dataset
 from resolver.results.result_schema import dumps, results_root
-from resolver.run.run_folder import claim_new, clean_stale, finish, reserve, write_file
+from resolver.run.run_folder import (
+    claim_new,
+    clean_stale,
+    finish,
+    reserve,
+    taken,
+    write_file,
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +59,8 @@ def claim_dir(command: str, tag: str, out: str | Path | None = None,
     clean_stale(base.parent)
     path, n = base, 1
     while True:
-        if not path.exists():
+        # a committed folder's name is taken too: the new one would hide it from lookups
+        if not taken(path.parent, path.name):
             tmp = reserve(path.parent, path.name)
             if tmp is not None:
                 return path, tmp

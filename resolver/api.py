@@ -109,7 +109,7 @@ def _kinds(items) -> str:
 
 
 def execute(config: RunConfig | None = None, *, results_dir: str | Path | None = None,
-        run_id: str | None = None, use_cache: bool = True) -> Run:
+        run_id: str | None = None, use_cache: bool = True, label: str | None = None) -> Run:
     """Resolve, score and record one run, as `factres run` does; return it. (Named `execute`:
     `resolver.run` is the run stage's subpackage.)
 
@@ -118,8 +118,11 @@ def execute(config: RunConfig | None = None, *, results_dir: str | Path | None =
             bundled 6K dev rows, the live plan sets, the search, scored.
         results_dir: the results folder the run folder is written into; default
             `$FACTRES_RESULTS`, else `./factres-results`.
-        run_id: the run folder's name (it must be new); default `<split>-<sizes>-<hash>`.
+        run_id: the run folder's name (it must be new, and not a committed run's); default
+            `<split>-<sizes>-<mode>-<hash>`.
         use_cache: read and write the parse cache (`$FACTRES_CACHE`).
+        label: the run's label, its rows' name in the paper tables and `factres runs`
+            (`factres run --name`); default "factres <mode>".
 
     Returns:
         The `Run`: `run_id`, `path` (the finished folder), `meta`, `metrics`, `predictions`
@@ -135,4 +138,4 @@ def execute(config: RunConfig | None = None, *, results_dir: str | Path | None =
         ArchiveError: a plan set that fails its checksums.
     """
     return _execute(config or RunConfig(), results=results_dir, run_id=run_id,
-                   use_cache=use_cache)
+                   use_cache=use_cache, label=label)

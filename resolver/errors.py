@@ -147,3 +147,9 @@ class MemoryLockedError(MemoryFileError):
 class ForeignFolderError(InputError):
     """A folder that looks like a run folder (it has a meta.json) but was written by another
     tool: `factres tables` skips it with a note instead of a warning."""
+
+
+class FactresNote(UserWarning):
+    """Something a user should know that stops nothing (a run id found in two places: which
+    one was read). Issued with `warnings.warn`; the CLI prints each once as a `note:` line on
+    stderr (`cli.options.library_errors`), the library leaves it to the caller."""

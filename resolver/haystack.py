@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+import resolver.hub as hub
 from resolver.errors import InputError, MissingExtraError
 from resolver.store.fact_store import FactStore
 from resolver.strict_json import loads
@@ -155,8 +156,11 @@ MAX_QUESTION = 1000
 
 
 def read_rows(path: str | Path) -> tuple[list[dict], str, tuple[str, ...]]:
-    """Rows of a file and the file's sha256. A .txt file is one row with only a context."""
+    """Rows of a file and the file's sha256. A .txt file is one row with only a context;
+    "hf:NAME" is the FactConsolidation rows of a Hugging Face dataset (`resolver.hub`)."""
     path = str(path)
+    if hub.is_hub(path):
+        return hub.hub_rows(path)
     p = Path(path)
     if not p.exists():
         raise InputError("no such file", path=path)
@@ -312,7 +316,9 @@ def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
     Args:
         paths: haystack files (one path alone stands for itself): Hugging Face rows (`.json`:
             one row, a list of rows or `{"data": [rows]}`; `.jsonl`; `.parquet` with the
-            `parquet` extra) or a bare context (`.txt`, no questions). Each file once.
+            `parquet` extra) or a bare context (`.txt`, no questions); or
+            `hf:ai-hyz/MemoryAgentBench`, its FactConsolidation rows through the `datasets`
+            library (the `hf` extra). Each once.
         use_cache: read and write the parse cache (`$FACTRES_CACHE`, else
             `$XDG_CACHE_HOME/factres`, else `~/.cache/factres`).
 
@@ -353,7 +359,7 @@ def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
             raise InputError(f"given twice: {same}", path=path,
                              expected="each data file once")
         digests[path] = digest
-        in_rows = Path(path).suffix.lower() in ROW_FILES
+        in_rows = hub.is_hub(path) or Path(path).suffix.lower() in ROW_FILES
         for number, raw in enumerate(raw_rows):
             row = read_row(raw, path, number)
             notes += [f"{path}: {n}" for n in row.notes]

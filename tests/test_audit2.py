@@ -200,7 +200,16 @@ def _hostile_results(tmp_path) -> Path:
 
 def test_6_names_cannot_inject_latex_or_markdown(tmp_path):
     results, out = _hostile_results(tmp_path), tmp_path / "tables"
-    result = invoke("tables", "--results-dir", results, "--out", out, "--table", "mab-fc")
+    # by default the names are in the rows' footnote: escaped there as in a cell
+    result = invoke("tables", "--results-dir", results, "--out", tmp_path / "notes", "--table",
+                    "mab-fc")
+    assert result.exit_code == 0, result.output
+    tex = (tmp_path / "notes" / "mab-fc.tex").read_text("utf-8")
+    assert not any(line.startswith("\\input") for line in tex.splitlines())
+    assert "\\textbackslash{}input\\{/etc/hostname\\} 50\\% \\& \\$x\\$ \\#1 \\_a\\_ \\{b\\}" in tex
+    # in columns, and with a row named "[...]"
+    result = invoke("tables", "--results-dir", results, "--out", out, "--table", "mab-fc",
+                    "--columns", "run,plan-sets", "--label", "[first]-run=[first]-run")
     assert result.exit_code == 0, result.output
     tex = (out / "mab-fc.tex").read_text("utf-8")
     # every line is a comment, a rule or a row: none starts with the name's \input
@@ -505,7 +514,7 @@ def test_weak_a_dev_mode_run_over_test_sources_shows_their_split(tmp_path):
     data.write_bytes(orjson.dumps({"data": rows}))
     run = execute(RunConfig(data=(str(data),)), results=tmp_path / "r", run_id="dev-on-32k")
     (folder,) = gather((str(run.path),))
-    assert fc_row(folder)[4].text == "test"
+    assert fc_row(folder).meta["split"].text == "test"
 
 
 def test_weak_paper_tables_are_written_with_the_mode_of_any_new_file(tmp_path):

@@ -409,8 +409,9 @@ def test_c47_cells_a_baseline_could_not_test_are_named(tmp_path):
                     "--out", tmp_path / "t", "--table", "mab-fc")
     assert result.exit_code == 0, result.output
     text = (tmp_path / "t" / "mab-fc.md").read_text()
+    # the row's name, its label (the run's id is in the rows' footnote)
     assert ("not tested against the baseline (no question in common with it, so no arrow can "
-            "show): dev-small: 6K sh, 6K mh, 32K sh, 32K mh, mean sh, mean mh.") in text
+            "show): factres search: 6K sh, 6K mh, 32K sh, 32K mh, mean sh, mean mh.") in text
 
 
 def test_c48_the_same_folder_twice_is_refused(runs, tmp_path):
@@ -422,14 +423,19 @@ def test_c48_the_same_folder_twice_is_refused(runs, tmp_path):
 
 def test_c49_a_run_made_with_abstain_below_is_marked(runs, tmp_path):
     result = invoke("tables", runs["base"], runs["abst"], "--table", "mab-fc", "--out",
-                    tmp_path / "t")
+                    tmp_path / "t", "--columns", "run,plan-sets,mode,reader,split,commit",
+                    "--label", f"{runs['abst']}=abst", "--label", f"{runs['base']}=base")
     assert result.exit_code == 0, result.output
     text = (tmp_path / "t" / "mab-fc.md").read_text()
-    assert "| abst | live:rules + live:lexicon | search¶ | none | dev |" in text
-    assert "| base | live:rules + live:lexicon | search | none | dev |" in text
+    assert "| abst | abst | live:rules + live:lexicon | search¶ | none | dev |" in text
+    assert "| base | base | live:rules + live:lexicon | search | none | dev |" in text
     assert ("¶ made with --abstain-below: answers labelled below the level were left "
             "unanswered and count as wrong: abst below high, 73 of 200 questions.") in text
     assert "search\\textsuperscript{\\P}" in (tmp_path / "t" / "mab-fc.tex").read_text()
+    # without the mode column, its mark goes on the row's name
+    invoke("tables", runs["base"], runs["abst"], "--table", "mab-fc", "--out", tmp_path / "u",
+           "--columns", "commit")
+    assert "| factres search (2)¶ |" in (tmp_path / "u" / "mab-fc.md").read_text()
     compared = invoke("compare", runs["base"], runs["abst"]).output
     assert "- B: abst: live:rules + live:lexicon, search, abstaining below high, 200 " \
            "questions" in compared
@@ -441,8 +447,11 @@ def test_c49_a_run_made_with_abstain_below_is_marked(runs, tmp_path):
 def test_c50_the_imported_footnote_names_the_column_of_the_system(tmp_path):
     result = invoke("tables", "imported-nous-6k", "--table", "mab-fc", "--out", tmp_path / "t")
     assert result.exit_code == 0, result.output
-    assert "(second column, plan sets: the system; commit: factres's)" in \
-        (tmp_path / "t" / "mab-fc.md").read_text()
+    text = (tmp_path / "t" / "mab-fc.md").read_text()
+    # the system's name is the row's name; the footnote says what an imported row is
+    assert "| nous-memoryAgentBench§ |" in text
+    assert ("imported: another system's predictions, scored by factres score against the rows' "
+            "gold (its commit: factres's).") in text
 
 
 def test_c51_files_left_from_an_earlier_build_are_named(tmp_path):

@@ -35,8 +35,8 @@ def test_run_with_no_arguments_runs_the_bundled_dev_rows(results):
     assert meta["counts"]["questions"] == 200
     table = (folder / "table.md").read_text()
     assert result.output == f"{table}\nrun {folder.name} written to {folder}/\n"
-    assert table.splitlines()[2].startswith("| factconsolidation_sh_6k | sh | none | 100 | ")
-    assert table.splitlines()[3].startswith("| factconsolidation_mh_6k | mh | none | 100 | ")
+    assert table.splitlines()[2].startswith("| factconsolidation_sh_6k | sh | search | none | 100 | ")
+    assert table.splitlines()[3].startswith("| factconsolidation_mh_6k | mh | search | none | 100 | ")
 
 
 def test_run_with_options(results):
@@ -77,7 +77,10 @@ def test_a_bare_context_is_refused_on_either_split(results, tmp_path, split):
     result = invoke("run", "--data", str(context), "--split", split, "--allow-dirty")
     assert result.exit_code == 1
     assert result.output == (f"Error: {context}: the data has no questions: nothing to resolve "
-                             "(a bare context?) (expected rows with questions)\n")
+                             "(a bare context?) (expected rows with questions; the 32K, 64K "
+                             "and 262K rows with questions (the test split) load with --data "
+                             "hf:ai-hyz/MemoryAgentBench (pip install 'factres[hf]'), or from "
+                             "row files saved from it)\n")
     assert not results.exists()
 
 
@@ -86,7 +89,7 @@ def test_test_split_prints_an_unscored_table(results):
                     "--allow-dirty")
     assert result.exit_code == 0
     lines = result.output.splitlines()
-    assert lines[2].startswith("| factconsolidation_sh_6k | sh | none | 3 | unscored | ")
+    assert lines[2].startswith("| factconsolidation_sh_6k | sh | search | none | 3 | unscored | ")
     preds = [orjson.loads(line) for line in
              (results / "t" / "predictions.jsonl").read_bytes().splitlines()]
     assert all(p["gold"] is None and p["em"] is None for p in preds)
@@ -178,4 +181,4 @@ def test_reader_failures_are_reported(results, monkeypatch):
     assert result.exit_code == 0
     assert result.stderr == NOTE_32K + ("warning: the reader gave no answer for 1 of 7 "
                                         "question(s); see the reader field of traces.jsonl\n")
-    assert "| factconsolidation_sh_6k | sh | ollama:flaky | 3 |" in result.stdout
+    assert "| factconsolidation_sh_6k | sh | search | ollama:flaky | 3 |" in result.stdout

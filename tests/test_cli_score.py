@@ -28,7 +28,7 @@ def test_score_the_harness_samples(results):
     (folder,) = results.iterdir()
     table = (folder / "table.md").read_text()
     assert result.stdout == f"{table}\nrun {folder.name} written to {folder}/\n"
-    assert table.splitlines()[2] == ("| factconsolidation_sh_6k | sh | "
+    assert table.splitlines()[2] == ("| factconsolidation_sh_6k | sh | imported | "
                                      "Long_context_agent_gemini-2.5-flash-lite | 100 | "
                                      "65.0 [55.0, 74.0] | 100.0 | 47.3 (35/74) |")
     assert result.stderr == (
@@ -129,3 +129,27 @@ def test_a_generic_data_object_with_a_field_map(results, tmp_path):
     assert result.exit_code == 0, result.output
     meta = orjson.loads((results / "generic" / "meta.json").read_bytes())
     assert meta["files"][0]["format"] == "json"
+
+
+def test_the_harness_output_folder_is_scored_as_its_result_files(tmp_path):
+    """Issue 34, item 9: `factres score FOLDER` reads every *_results.json under the harness's
+    output folder, as if each were named."""
+    import shutil
+    folder = tmp_path / "outputs" / "agent" / "Conflict_Resolution"
+    folder.mkdir(parents=True)
+    for f in (SH_FILE, MH_FILE):
+        shutil.copy(f, folder)
+    (folder / "notes.txt").write_text("not a result file")
+    by_folder = invoke("score", tmp_path / "outputs", "--results-dir", tmp_path / "r",
+                       "--run-id", "by-folder")
+    by_files = invoke("score", SH_FILE, MH_FILE, "--results-dir", tmp_path / "r",
+                      "--run-id", "by-files")
+    assert by_folder.exit_code == 0, by_folder.output
+    assert by_folder.stdout.split("\nrun ")[0] == by_files.stdout.split("\nrun ")[0]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = invoke("score", empty, "--results-dir", tmp_path / "r")
+    assert refused.exit_code == 1
+    assert refused.output == (f"Error: {empty}: no MemoryAgentBench result file "
+                              "(*_results.json) under the folder (expected the harness's "
+                              "output folder, or prediction files)\n")

@@ -33,7 +33,8 @@ def test_tables_of_named_folders_in_both_formats(tmp_path):
     names = [f"{t}.{e}" for t in ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref")
              for e in ("md", "tex")] + ["preview.tex"]
     assert result.stdout == "".join(f"wrote {tmp_path / n}\n" for n in names)
-    assert result.stderr == unchecked("dev-plain-dirty", "dev-small", "test-262k-unfrozen")
+    assert result.stderr == unchecked("dev-plain-dirty", "dev-small", "test-262k-unfrozen") + (
+        "note: mab-ref: test-262k-unfrozen left out: unscored (a test run)\n")
     for name in names[:-1]:
         assert (tmp_path / name).read_text() == (GOLDEN / name).read_text(), name
 
@@ -64,7 +65,8 @@ def test_default_reads_the_results_dir_and_notes_what_it_leaves_out(tmp_path):
     assert result.stderr == unchecked("dev-plain-dirty", "dev-small", "heldout-other",
                                       "test-262k-unfrozen") + (
         "note: mab-fc: heldout-other left out: no MemoryAgentBench FactConsolidation source "
-        "(factconsolidation_sh/mh_<size>)\n")
+        "(factconsolidation_sh/mh_<size>)\n"
+        "note: mab-ref: test-262k-unfrozen left out: unscored (a test run)\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "mab-ceiling.md", "mab-fc.md", "mab-nbest.md", "mab-ref.md"]
 
@@ -120,16 +122,21 @@ def test_the_committed_dev_runs_give_all_four_tables(tmp_path):
                               for f in _built_from(committed / f"{t}.md")))
     assert "dev-6k-search-reading" in runs and "oracle-ceiling-6k-2" in runs
     assert any(r.startswith("imported-") for r in runs)
+    # two search runs: the n-best one named apart (docs/tables.md gives the same command)
     result = invoke("tables", *runs, "--results-dir", str(repo / "results"), "--out",
-                    str(tmp_path))
+                    str(tmp_path), "--label",
+                    "dev-6k-search-nbest-reading=factres search, n-best sets")
     assert result.exit_code == 0 and result.stderr == ""
     for t in ("mab-fc", "mab-nbest", "mab-ceiling", "mab-ref"):
         assert (tmp_path / f"{t}.md").is_file() and (tmp_path / f"{t}.tex").is_file()
     fc = (tmp_path / "mab-fc.md").read_text()
-    # the current dev runs come from a clean tree at 2b821e8 (no mark); imported systems follow
-    assert "| 94.0 [89.0, 98.0] | 2b821e8 |" in fc
-    assert "| 89.0 [83.0, 94.0] | 2b821e8 |" in fc
-    assert "| imported | — | dev |" in fc
+    # the runs by label; the current dev runs from a clean tree at 2b821e8 (no mark), in the
+    # rows' footnote; imported systems follow
+    assert "| factres search | 100.0 [100.0, 100.0] | 94.0 [89.0, 98.0] |" in fc
+    assert "| factres plain | 100.0 [100.0, 100.0] | 89.0 [83.0, 94.0] |" in fc
+    assert "factres plain: run dev-6k-plain-reading, plan sets live:rules + live:lexicon, mode " \
+        "plain, reader none, split dev, commit 2b821e8;" in fc
+    assert "| nous-memoryAgentBench§ | 38.0 [29.0, 47.0] |" in fc
     # the committed results/tables/ are exactly what the command writes
     for path in sorted(committed.glob("mab-*")):
         if path.suffix in (".md", ".tex"):
@@ -176,3 +183,41 @@ def test_the_docs_show_the_committed_dev_table_verbatim():
     repo = Path(__file__).resolve().parent.parent
     table = (repo / "results" / "tables" / "mab-fc.md").read_text()
     assert table in (repo / "docs" / "tables.md").read_text()
+
+
+def test_plot_draws_the_main_result_with_the_baseline_set_apart(tmp_path):
+    """Issue 34, item 3: mab-fc.png and mab-fc.pdf, one mark per run, the same bytes for the
+    same folders."""
+    pytest.importorskip("matplotlib")
+    repo = Path(__file__).resolve().parent.parent / "results"
+    runs = [str(repo / r) for r in ("dev-6k-plain-confidence", "dev-6k-search-confidence",
+                                    "imported-nous-6k")]
+    outs = []
+    for n in (1, 2):
+        out = tmp_path / str(n)
+        result = invoke("tables", *runs, "--out", str(out), "--table", "mab-fc", "--plot",
+                        "--baseline", runs[0])
+        assert result.exit_code == 0, result.output
+        assert f"wrote {out / 'mab-fc.png'}" in result.stdout.splitlines()
+        outs.append(out)
+    assert (outs[0] / "mab-fc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (outs[0] / "mab-fc.pdf").read_bytes()[:5] == b"%PDF-"
+    for name in ("mab-fc.png", "mab-fc.pdf"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+
+
+def test_columns_and_labels_are_checked(tmp_path):
+    bad = invoke("tables", "dev-small", "--results-dir", str(FIXTURES), "--out", str(tmp_path),
+                 "--columns", "mode,colour")
+    assert bad.exit_code == 1
+    assert bad.stderr.endswith("Error: unknown mab-fc column 'colour' (expected run, plan-sets, "
+                               "mode, reader, split, commit)\n")
+    unknown = invoke("tables", "dev-small", "--results-dir", str(FIXTURES), "--out",
+                     str(tmp_path), "--label", "dev-nope=X", "--table", "mab-fc")
+    assert unknown.exit_code == 1
+    assert "--label names 'dev-nope', which is no run of mab-fc" in unknown.stderr
+    shown = invoke("tables", "dev-small", "--results-dir", str(FIXTURES), "--out", str(tmp_path),
+                   "--label", "dev-small=My system", "--columns", "mode", "--table", "mab-fc",
+                   "--format", "md")
+    assert shown.exit_code == 0
+    assert "| My system | search |" in (tmp_path / "mab-fc.md").read_text()

@@ -38,6 +38,9 @@ def reproduced(tmp_path_factory):
     out = tmp_path_factory.mktemp("reproduced")
     mp = pytest.MonkeyPatch()
     mp.delenv("FACTRES_PLANS", raising=False)
+    # the committed ids again, in another folder: as from an install outside the checkout,
+    # which has no committed results/ for a new folder to hide
+    mp.setattr("resolver.run.run_folder.committed_results", lambda: None)
     try:
         return {run_id: execute(config, results=out, run_id=run_id).path
                 for run_id, config in REPRODUCED.items()}

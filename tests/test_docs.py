@@ -173,7 +173,8 @@ SERVES = "factres serve"          # serves until stopped: tests/test_serve.py co
 
 def test_the_readme_has_one_example_per_job():
     jobs = {c.split()[1] for c in README_COMMANDS}
-    assert jobs == {"run", "explain", "score", "compare", "oracle", "tables", "serve", "export"}
+    assert jobs == {"run", "explain", "score", "compare", "oracle", "tables", "serve", "export",
+                    "runs"}
 
 
 @pytest.mark.parametrize("command", [c for c in README_COMMANDS if not c.startswith(SERVES)])

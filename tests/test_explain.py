@@ -206,3 +206,18 @@ def test_a_committed_run_explains_with_its_own_em_and_only_facts_of_its_store(na
     explanations = explain(run.path, [r["qid"] for r in run.predictions])
     assert [e["em"] for e in explanations] == [r["em"] for r in run.predictions]
     assert not any(e.get("not_in_store") for e in explanations)
+
+
+def test_the_committed_miss_says_where_each_rank_went_and_what_the_marks_mean():
+    """Issue 34, item 9: a rank missing from the candidates table is the same path found again
+    (by another plan of a set, or another set), and the `ver` column and the [L L] marks are
+    explained on screen."""
+    from pathlib import Path
+    committed = Path(__file__).resolve().parents[1] / "results" / "dev-6k-search-confidence"
+    text = render(explain(str(committed), ["factconsolidation_mh_6k_no82"]))
+    flat = " ".join(text.split())
+    assert ("rank 2: the same path as c1, found again by plan set live:lexicon (each path is "
+            "shown once, at its best rank)") in flat
+    assert "ver: the version of its key the hop took (0 the latest, 1 the one before it" in flat
+    assert "[ ]: per hop, L the latest version of its key, On an older one" in flat
+    assert all(len(line) <= WIDTH for line in text.splitlines())

@@ -185,10 +185,14 @@ def test_an_existing_folder_is_refused_and_left_alone(tmp_path):
 
 
 def test_the_default_folder_is_named_after_the_run(tmp_path, monkeypatch):
+    """Under the results folder, never in the working folder (a clone's checkout)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FACTRES_RESULTS", raising=False)
     result = invoke("export", RESULTS / NOUS)
     assert result.exit_code == 0
-    assert sorted(p.name for p in (tmp_path / f"{NOUS}-mab" / "Conflict_Resolution").iterdir())\
+    assert [p.name for p in tmp_path.iterdir()] == ["factres-results"]
+    folder = tmp_path / "factres-results" / f"{NOUS}-mab"
+    assert sorted(p.name for p in (folder / "Conflict_Resolution").iterdir())\
         == ["factconsolidation_mh_6k_unknown_inunknown_sizeunknown_shotsunknown_max_samples"
             "unknown_results.json",
             "factconsolidation_sh_6k_unknown_inunknown_sizeunknown_shotsunknown_max_samples"
@@ -235,11 +239,11 @@ def test_unscored_and_foreign_runs_are_refused(tmp_path):
 def test_help_ends_with_an_example_that_runs(tmp_path, monkeypatch):
     assert invoke("export", "-h").exit_code == 0
     text = " ".join(main.get_command(None, "export").help.split())    # as written
-    example = "factres export dev-6k-search-confidence --out exports/dev-6k-search-confidence"
-    assert f"Example: {example}" in text
-    # as written, from a checkout (the run is found under ./results)
+    example = "factres export dev-6k-search-confidence"
+    assert text.endswith(f"Example: {example}")
+    # as written, from a checkout (the run is found under ./results); the folder goes under
+    # the results folder
     monkeypatch.chdir(REPO)
-    monkeypatch.delenv("FACTRES_RESULTS", raising=False)
-    args = example.split()[1:]
-    args[-1] = str(tmp_path / "exports" / SEARCH)     # not into the checkout itself
-    assert invoke(*args).exit_code == 0
+    monkeypatch.setenv("FACTRES_RESULTS", str(tmp_path / "results"))
+    assert invoke(*example.split()[1:]).exit_code == 0
+    assert (tmp_path / "results" / f"{SEARCH}-mab" / "Conflict_Resolution").is_dir()

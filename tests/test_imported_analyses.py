@@ -96,10 +96,12 @@ def test_mab_fc_gives_each_imported_system_a_row_below_the_resolver_runs(tmp_pat
     md = markdown_table(table)
     commit = full.meta["git"]["commit"][:7]
     dirty = "†" if full.meta["git"]["dirty"] else ""
-    assert (f"| Long_context_agent_gemini-2.5-flash-lite | imported | — | dev | "
-            f"65.0 [55.0, 74.0] | 4.0 [1.0, 8.0] | — | — | — | — | — | — | "
-            f"65.0 [55.0, 74.0] | 4.0 [1.0, 8.0] | {commit}{dirty} |") in md
-    assert f"| half-done§ | imported | — | dev | 0.0 [0.0, 0.0] | — |" in md
+    # each system by its name (a mark of the commit on it), its EM cells at 6K and 32K
+    assert (f"| Long_context_agent_gemini-2.5-flash-lite{dirty} | 65.0 [55.0, 74.0] | "
+            f"4.0 [1.0, 8.0] | — | — | 65.0 [55.0, 74.0] | 4.0 [1.0, 8.0] |") in md
+    assert f"| half-done§{dirty} | 0.0 [0.0, 0.0] | — |" in md
+    assert (f"Long_context_agent_gemini-2.5-flash-lite: run {full.run_id}, mode imported, "
+            f"split dev, commit {commit}{dirty};") in md
     assert "§ some questions have no prediction in the imported files" in md
     assert "imported: another system's predictions, scored by factres score" in md
 
@@ -143,9 +145,10 @@ def test_a_run_over_6k_and_32k_fills_both_columns_without_a_frozen_configuration
     assert any(line.startswith("note: scored the gold of test-split source(s) "
                                "factconsolidation_mh_32k, factconsolidation_sh_32k")
                for line in findings(meta))
-    (table,), _ = build(gather((str(run.path),)), ("mab-fc",))
+    (table,), _ = build(gather((str(run.path),)), ("mab-fc",), columns=("run", "split"))
     (row,) = table.rows
     texts = [c.text for c in row]
-    assert texts[0] == run.path.name
-    assert texts[4:11] == ["dev+test", "65.0", "4.0", "50.0", "50.0", "—", "—"]
-    assert texts[13:15] == ["57.5", "27.0"]
+    assert texts[0] == "Long_context_agent_gemini-2.5-flash-lite" and texts[1] == run.path.name
+    # its sizes only: 6K and 32K, then the means
+    assert table.headers == ("system", "run", "split", "sh", "mh", "sh", "mh", "sh", "mh")
+    assert texts[2:] == ["dev+test", "65.0", "4.0", "50.0", "50.0", "57.5", "27.0"]

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("resolver", "oracle")
 # The stages in data-flow order; a module may import its own stage and the ones before it.
 # `resolver` is the package itself (its version); `haystack` (rows -> questions and stores)
-# sits between the store it builds and the plans that read its questions. `escape` (user text
+# sits between the store it builds and the plans that read its questions; `hub` (the rows of
+# the Hugging Face dataset) just below it, which reads them as a file's. `escape` (user text
 # per output format) and `strict_json` (JSON with no key twice) sit just above `errors`: every
 # stage writes user text or reads JSON. `mab` (MemoryAgentBench's formats: pure functions) sits
 # just above `haystack`, low enough for the memory to read its frame and prompt. `memory` (ingest
@@ -28,13 +29,15 @@ PACKAGES = ("resolver", "oracle")
 # (the version string) sits below the package itself, whose `__init__` reads it; `api` (the
 # public names the package re-exports) sits on top of everything.
 STAGES = ("resolver._version", "resolver", "resolver.errors", "resolver.escape",
-          "resolver.strict_json", "resolver.text", "resolver.store", "resolver.haystack",
+          "resolver.strict_json", "resolver.text", "resolver.store", "resolver.hub",
+          "resolver.haystack",
           "resolver.mab", "resolver.plan", "resolver.models", "resolver.search",
           "resolver.memory", "resolver.metrics", "resolver.results", "resolver.run",
           "resolver.exchange", "resolver.report", "resolver.serve", "resolver.cli",
           "resolver.api")
-# __init__, _version, api, errors, escape, strict_json, haystack: the rest are stage folders
-TOP_LEVEL_LIMIT = 7
+# __init__, _version, api, errors, escape, strict_json, hub, haystack: the rest are stage
+# folders
+TOP_LEVEL_LIMIT = 8
 
 
 def _modules() -> dict[str, Path]:

@@ -37,13 +37,24 @@ def test_ceiling_writes_json_and_markdown_and_never_overwrites(tmp_path):
 
 
 def test_default_folders_take_the_next_suffix(tmp_path):
-    first, claimed = claim_dir("paths", "6k", root=tmp_path)
-    assert first == tmp_path / "oracle-paths-6k"
-    assert claimed == tmp_path / ".tmp-oracle-paths-6k" and claimed.is_dir()
+    first, claimed = claim_dir("paths", "tiny", root=tmp_path)
+    assert first == tmp_path / "oracle-paths-tiny"
+    assert claimed == tmp_path / ".tmp-oracle-paths-tiny" and claimed.is_dir()
     # claimed, not yet written: a second command started meanwhile takes the next name
-    assert claim_dir("paths", "6k", root=tmp_path)[0] == tmp_path / "oracle-paths-6k-2"
-    (tmp_path / "oracle-paths-6k-3").mkdir()
-    assert claim_dir("paths", "6k", root=tmp_path)[0] == tmp_path / "oracle-paths-6k-4"
+    assert claim_dir("paths", "tiny", root=tmp_path)[0] == tmp_path / "oracle-paths-tiny-2"
+    (tmp_path / "oracle-paths-tiny-3").mkdir()
+    assert claim_dir("paths", "tiny", root=tmp_path)[0] == tmp_path / "oracle-paths-tiny-4"
+
+
+def test_a_new_folder_takes_no_committed_folders_name(tmp_path):
+    """In a clone, `factres oracle ceiling` must not write oracle-ceiling-6k or -2 (the
+    committed folders): every later lookup of those names would read the new one."""
+    committed = Path(__file__).resolve().parents[1] / "results"
+    assert (committed / "oracle-ceiling-6k").is_dir() and (committed / "oracle-ceiling-6k-2").is_dir()
+    assert claim_dir("ceiling", "6k", root=tmp_path)[0] == tmp_path / "oracle-ceiling-6k-3"
+    # the repository's own results/ as the results folder: its names are its own
+    from resolver.run.run_folder import taken
+    assert taken(tmp_path, "oracle-ceiling-6k") and not taken(committed, "oracle-ceiling-6k-9")
 
 
 def test_missing_run_is_a_clean_error(tmp_path):

@@ -82,24 +82,74 @@ def _top_level_cells(line: str) -> int:
     return n
 
 
+def _columns(spec: str) -> int:
+    """Columns of a tabular spec: l, r, c and p{...}, past @{...} and >{...}."""
+    spec = re.sub(r"[@>]\{(?:[^{}]|\{[^{}]*\})*\}", "", spec)
+    return len(re.findall(r"p\{[^{}]*\}|[lrc]", spec))
+
+
 @pytest.mark.parametrize("table_id", paper_tables.TABLES + (MARKED,))
 def test_latex_structure(table_id):
     tex = _all_rendered()[f"{table_id}.tex"]
     body = [line for line in tex.splitlines() if not line.startswith("%")]
     stripped = re.sub(r"\\[{}]", "", "\n".join(body).replace("\\\\", ""))
     assert stripped.count("{") == stripped.count("}")
-    spec = re.match(r"\\begin\{tabular\}\{([lrc]+)\}", body[0])[1]
-    assert body[1] == r"\toprule" and body[-1] == r"\end{tabular}"
+    # a float to \input{} where the table goes: caption and label, then the tabular
+    float_ = re.match(r"\\begin\{(table\*?)\}\[tbp\]\Z", body[0])[1]
+    assert body[-1] == "\\end{" + float_ + "}"
+    assert body[3].startswith(r"\caption{") and body[4] == r"\label{tab:" + (
+        "mab-fc" if table_id == MARKED else table_id) + "}"
+    start = next(i for i, line in enumerate(body) if line.startswith(r"\begin{tabular}"))
+    spec = re.match(r"\\begin\{tabular\}\{(.+)\}\Z", body[start])[1]
+    width = _columns(spec)
+    assert spec.startswith("@{}") and spec.endswith("@{}")
+    assert body[start + 1] == r"\toprule" and r"\end{tabular}" in body
     assert body.count(r"\bottomrule") == 1 and r"\midrule" in body
-    assert r"\begin{table}" not in tex and r"\caption" not in tex      # ready for \input
-    for line in body:
+    for line in body[start:body.index(r"\end{tabular}")]:
         if not line.endswith(r"\\"):
             continue
-        if line.startswith(r"\multicolumn{") and "{@{}l}" in line:
-            assert line.startswith(r"\multicolumn{" + str(len(spec)) + "}")     # a footnote
-            continue
         spans = [int(n) for n in re.findall(r"\\multicolumn\{(\d+)\}", line)]
-        assert _top_level_cells(line) - len(spans) + sum(spans) == len(spec), line
+        assert _top_level_cells(line) - len(spans) + sum(spans) == width, line
+    # the notes below the tabular, a paragraph each, wrapping at the float's width
+    assert "makebox" not in tex
+
+
+TWO_COLUMN_FIT = """A table that fits its place on a two-column page (ACL's: 6.3 in of text, columns
+of 3.03 in, 11 pt), compiled as it is written, without resizing: no overfull box."""
+
+
+def _compile(folder) -> str:
+    done = subprocess.run(["pdflatex", "-draftmode", "-interaction=nonstopmode",
+                           "-halt-on-error", "preview.tex"], cwd=folder, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stdout[-2000:]
+    return (folder / "preview.log").read_text(errors="replace")
+
+
+@pytest.mark.parametrize("case", ["fixtures", "three-6k-systems", "references", "marked"])
+def test_every_table_fits_a_two_column_page_without_resizing(tmp_path, case):
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed")
+    committed = Path(__file__).resolve().parent.parent / "results"
+    runs = {"fixtures": tuple(str(FIXTURES / r) for r in RUNS),
+            "three-6k-systems": tuple(str(committed / r) for r in (
+                "dev-6k-plain-confidence", "dev-6k-search-confidence", "imported-nous-6k")),
+            "references": (str(committed / "dev-6k-search-confidence"),
+                           str(committed / "imported-gemini-2.5-flash-lite-6k")),
+            "marked": tuple(str(FIXTURES / r) for r in RUNS)}[case]
+    make_tables(runs, out=tmp_path, formats=("latex",),
+                references=None if case in ("three-6k-systems", "references") else REFERENCES,
+                baseline=str(BASELINE) if case == "marked" else None,
+                with_references=case in ("references", "marked"))
+    log = _compile(tmp_path)
+    assert "Overfull \\hbox" not in log, log[log.index("Overfull"):][:600]
+    fc = (tmp_path / "mab-fc.tex").read_text()
+    if case == "three-6k-systems":
+        # three systems of 6K runs fit one column of the page
+        assert "\\begin{table}[tbp]" in fc
+        assert fc.count("\\\\\n") - fc.count("\\end{tabular} \\\\") <= 9
+    else:
+        assert "\\begin{table*}[tbp]" in fc
 
 
 def test_preview_document_compiles(tmp_path):
@@ -107,10 +157,7 @@ def test_preview_document_compiles(tmp_path):
         pytest.skip("pdflatex is not installed")
     make_tables(tuple(str(FIXTURES / r) for r in RUNS), out=tmp_path, formats=("latex",),
                 references=REFERENCES)
-    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
-                           "preview.tex"], cwd=tmp_path, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert (tmp_path / "preview.pdf").is_file()
+    assert "Overfull \\hbox" not in _compile(tmp_path)
 
 
 def test_preview_with_baseline_marks_and_references_compiles(tmp_path):
@@ -119,9 +166,7 @@ def test_preview_with_baseline_marks_and_references_compiles(tmp_path):
     make_tables(tuple(str(FIXTURES / r) for r in RUNS), out=tmp_path, formats=("latex",),
                 names=("mab-fc",), references=REFERENCES, baseline=str(BASELINE),
                 with_references=True)
-    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
-                           "preview.tex"], cwd=tmp_path, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout[-2000:]
+    _compile(tmp_path)
     # no character the fonts lack (printed as "?"): the arrows are math symbols
     assert "?" not in (tmp_path / "mab-fc.tex").read_text().split(r"\toprule")[1]
 
@@ -129,14 +174,22 @@ def test_preview_with_baseline_marks_and_references_compiles(tmp_path):
 def test_baseline_marks_cells_by_the_exact_test_in_its_direction():
     (fc,), _ = build(gather(tuple(str(FIXTURES / r) for r in RUNS[:3])), ("mab-fc",),
                      baseline=outcomes(read_run(BASELINE)))
-    marks = {row[1].text: [c.mark for c in row[5:15]] for row in fc.rows}
+    # three sizes: a row per run and kind, columns 6K, 32K, 262K and the mean
+    assert fc.headers == ("system", "kind", "6K", "32K", "262K", "mean")
+    marks, label = {}, ""
+    for row in fc.rows:
+        label = row[0].text.rstrip("†‡") or label
+        marks[(label, row[1].text)] = [c.mark for c in row[2:]]
     # dev-small against the baseline: sh 6K 9 questions only it answers (p = 2/2^9), mh 6K 4
     # only the baseline answers (p = 0.125, no mark), sh 32K 8 (p = 2/2^8), mh 32K 6 the
     # baseline's (p = 2/2^6 = 0.03125); means: 17 against 0, 10 against 0
-    assert marks["rules_x + lexicon-x"] == ["↑", "", "↑", "↓", "", "", "", "", "↑", "↓"]
+    assert marks[("factres search", "sh")] == ["↑", "↑", "", "↑"]
+    assert marks[("factres search", "mh")] == ["", "↓", "", "↓"]
     # dev-plain-dirty: sh 10 against 0, mh 7 against 0 for the baseline (p = 2/2^7)
-    assert marks["live:rules + live:lexicon"] == ["↑", "↓"] + [""] * 6 + ["↑", "↓"]
-    assert marks["live:rules"] == [""] * 10                   # unscored: never tested
+    assert marks[("factres plain", "sh")] == ["↑", "", "", "↑"]
+    assert marks[("factres plain", "mh")] == ["↓", "", "", "↓"]
+    # unscored: never tested
+    assert marks[("factres search + ollama:qwen2.5:3b", "sh")] == [""] * 4
     assert fc.notes[-1] == Note(("baseline: ", "dev-weak", " (", "weak, plain",
                                  "); its row is not in the table."))
 
@@ -144,7 +197,8 @@ def test_baseline_marks_cells_by_the_exact_test_in_its_direction():
 def test_the_baseline_row_itself_is_not_marked_and_a_bad_baseline_is_refused(tmp_path):
     folders = gather((str(FIXTURES / "dev-small"), str(BASELINE)))
     (fc,), _ = build(folders, ("mab-fc",), baseline=outcomes(read_run(BASELINE)))
-    assert [c.mark for c in fc.rows[1][4:14]] == [""] * 10
+    assert fc.headers == ("system", "sh", "mh", "sh", "mh", "sh", "mh")
+    assert [c.mark for c in fc.rows[1][1:]] == [""] * 6
     assert fc.notes[-1] == Note(("baseline: ", "dev-weak", " (", "weak, plain", ")."))
     with pytest.raises(InputError, match="run test-262k-unfrozen is unscored"):
         make_tables((str(FIXTURES / "dev-small"),), out=tmp_path / "t",
@@ -177,14 +231,23 @@ def test_references_in_mab_fc_are_a_group_of_their_own_under_a_heading():
                      references=REFERENCES, with_references=True)
     assert fc.group_titles == ("", paper_tables.REFERENCES_TITLE)
     runs, refs = fc.groups
-    assert [(r[0].text, r[1].text) for r in runs] == [("dev-small", "rules_x + lexicon-x")]
-    assert [(r[1].text, r[1].mark, r[2].text, r[-1].text) for r in refs] == [
-        ("System A & B", "", "one", "P, Table 2"), ("System C", "‡*", "two", "Q, text"),
-        ("System D", "†", "one", "Q, Table 1")]
-    a = refs[0]
-    assert a[0].text == "—"
-    assert [c.text for c in a[5:15]] == ["91.5", "12", "80", "—", "n/r", "n/r", "n/r", "n/r",
-                                         "85.75", "—"]
+    # every size some row fills: 6K and 32K (dev-small), 262K (System D): a row per kind
+    assert fc.headers == ("system", "kind", "6K", "32K", "262K", "mean")
+    assert [(r[0].text, r[1].text) for r in runs] == [("factres search", "sh"), ("", "mh")]
+    assert [(r[0].text, r[0].mark) for r in refs[::2]] == [
+        ("System A & B", ""), ("System C", "‡*"), ("System D", "†")]
+    assert [c.text for c in refs[0][2:]] == ["91.5", "80", "n/r", "85.75"]
+    assert [c.text for c in refs[1][2:]] == ["12", "—", "n/r", "—"]
+    # their protocol, reader and source: a footnote, as no such column is asked for
+    assert ("References: System A & B: protocol one, reader model-1, source P, Table 2; "
+            "System C: protocol two, reader model_2, source Q, text; System D: protocol one, "
+            "reader —, source Q, Table 1.") in [plain(n) for n in fc.notes]
+    (shown,), _ = build(gather((str(FIXTURES / "dev-small"),)), ("mab-fc",),
+                        references=REFERENCES, with_references=True,
+                        columns=("mode", "reader", "commit"))
+    assert [(r[0].text, r[1].text, r[2].text, r[3].text) for r in shown.groups[1][::2]] == [
+        ("System A & B", "one", "model-1", "P, Table 2"), ("System C", "two", "model_2", "Q, text"),
+        ("System D", "one", "—", "Q, Table 1")]
     notes = " ".join(plain(n) for n in fc.notes)
     assert "† on a reference's name: quoted second-hand, P's figures as source Q quotes them." \
         in notes
@@ -230,7 +293,8 @@ def test_default_reads_every_folder_of_a_known_kind():
                                          "oracle-nbest-dev-small", "test-262k-unfrozen"]
     _, notes = build(folders, references=REFERENCES)
     assert notes == ["mab-fc: heldout-other left out: no MemoryAgentBench FactConsolidation "
-                     "source (factconsolidation_sh/mh_<size>)"]
+                     "source (factconsolidation_sh/mh_<size>)",
+                     "mab-ref: test-262k-unfrozen left out: unscored (a test run)"]
 
 
 def test_a_folder_of_another_kind_named_explicitly_is_an_error():
@@ -260,9 +324,14 @@ def test_a_table_without_input_is_skipped_or_an_error_when_asked_for():
 
 def test_dirty_and_unfrozen_runs_are_marked():
     folders = gather(tuple(str(FIXTURES / r) for r in RUNS[:3]))
+    (fc,), _ = build(folders, ("mab-fc",), columns=("commit",))
+    assert [row[1] for row in fc.rows[::2]] == [Cell("89abcde", mark="†"), Cell("0123456"),
+                                                Cell("fedcba9", mark="†‡")]
+    # without the commit column, its marks go on the system's name
     (fc,), _ = build(folders, ("mab-fc",))
-    assert [row[-1] for row in fc.rows] == [Cell("89abcde", mark="†"), Cell("0123456"),
-                                            Cell("fedcba9", mark="†‡")]
+    assert [(row[0].text, row[0].mark) for row in fc.rows[::2]] == [
+        ("factres plain", "†"), ("factres search", ""),
+        ("factres search + ollama:qwen2.5:3b", "†‡")]
 
 
 def test_rewriting_tables_replaces_them(tmp_path):
@@ -277,16 +346,21 @@ def test_mab_ref_marks_provenance_and_sets_factres_stale_rates_beside_the_publis
     (table,), notes = build(gather((str(FIXTURES / "dev-small"),)), ("mab-ref",),
                             references=REFERENCES)
     assert notes == [] and table.sources == ("references.json", "dev-small")
+    # the columns some row fills: 64K none, 32K's and 262K's stale rates none
+    assert table.headers == ("system (reader/model)", "sh", "mh", "stale", "sh", "mh", "stale",
+                             "sh", "mh", "sh", "mh", "source")
+    assert [label for label, _ in table.header_groups] == ["", "6K", "32K", "262K", "mean", ""]
+    assert table.group_titles == ("protocol one", "protocol two",
+                                  "runs scored by factres (protocols factres and imported)")
     rows = {row[0].text: row for row in table.rows}
-    assert [c.text + c.mark for c in rows["System A & B"][3:9]] == [
+    assert [c.text + c.mark for c in rows["System A & B (model-1)"][1:7]] == [
         "91.5", "12", "4.0", "80", "—", "—"]                 # as printed; a dash; no 0
-    assert rows["System A & B"][15].text == "85.75"         # the source's precision, kept
-    assert [rows[s][0].mark for s in ("System D", "System C")] == ["†", "‡*"]
-    assert [c.text for c in rows["System C"][3:6]] == ["n/t", "n/t", "n/r"]
-    factres = rows["rules_x + lexicon-x"]
-    assert (factres[2].text, factres[5], factres[8].text) == (
-        "factres", Cell("12.5", "(1/8)"), "0.0")
-    assert factres[9].text == "n/r" and factres[-1].text == "dev-small"
+    assert rows["System A & B (model-1)"][9].text == "85.75"    # the source's precision, kept
+    assert [rows[s][0].mark for s in ("System D", "System C (model_2)")] == ["†", "‡*"]
+    assert [c.text for c in rows["System C (model_2)"][1:4]] == ["n/t", "n/t", "n/r"]
+    factres = rows["factres search"]
+    assert (factres[3], factres[6].text) == (Cell("12.5", "(1/8)"), "0.0")
+    assert factres[7].text == "n/r" and factres[-1].text == "dev-small"
     assert table.groups[-1] == (factres,)                  # after the references, alone
     notes = " ".join(plain(n) for n in table.notes)
     assert "† quoted second-hand: P's figures as source Q quotes them." in notes
@@ -323,14 +397,18 @@ def _ceiling_folder(tmp_path, name, payload):
     return str(folder)
 
 
-def test_ceiling_groups_columns_by_size_and_marks_what_is_not_proven():
+def test_ceiling_groups_rows_by_size_and_marks_what_is_not_proven():
+    """A group of rows per size: as many columns for three sizes as for one."""
     (table,), notes = build(gather((str(FIXTURES / "oracle-ceiling-sizes"),)), ("mab-ceiling",))
     assert notes == []
-    assert table.header_groups == (("", 2), ("32K", 5), ("64K", 5), ("262K", 5))
-    store = table.rows[2]
-    assert [c.text + c.mark for c in store] == [
-        "factconsolidation", "both (one store)", "20", "20", "16", "19", "2",
-        "20", "19", "15", "17", "3", "20", "20", "14", "16§", "5"]
+    assert table.headers == ("size", "questions", "n", "gold path", "latest wins", "optimum",
+                             "contested keys")
+    assert [[c.text + c.mark for c in row] for row in table.groups[2]] == [
+        ["262K", "multi-hop", "10", "10", "6", "7§", "4"],
+        ["262K", "single-hop", "10", "10", "8", "9§", "2"],
+        ["262K", "both (one store)", "20", "20", "14", "16§", "5"]]
+    assert [g[0][0].text for g in table.groups] == ["32K", "64K", "262K"]
+    assert plain(table.notes[0]) == "data: factconsolidation."
     assert table.notes[-1].startswith("§ not proven optimal")
 
 
@@ -389,11 +467,16 @@ def test_mab_fc_names_each_run_and_says_which_sources_it_left_out(tmp_path):
         execute(RunConfig(data=(str(data),)), results=results, run_id=run_id)
     (fc,), notes = build(gather(("mixed-a", "mixed-b"), results), ("mab-fc",))
     (runs,) = fc.groups
-    assert [r[0].text for r in runs] == ["mixed-a", "mixed-b"]
+    # one label twice: numbered, and a note says how to name them; the run ids in a footnote
+    assert [r[0].text for r in runs] == ["factres search", "factres search (2)"]
     assert [r[1:] for r in runs][0] == [r[1:] for r in runs][1]      # same configuration
+    assert "Rows: factres search: run mixed-a," in plain(fc.notes[1])
+    assert notes.pop(0) == ("mab-fc: 1 label(s) name more than one run (factres search): "
+                            "numbered (2), (3), ...; name them with --label RUN=TEXT or "
+                            "`factres run --name`")
     assert notes == [f"mab-fc: mixed-{x}: 1 source left out of its row, not an official "
                      "FactConsolidation source (factconsolidation_sh/mh_<size>): my_own_sh_6k"
                      for x in "ab"]
     # the single-hop mean would mix in my_own_sh_6k: left empty; the multi-hop one is shown
-    assert fc.headers[-3:-1] == ("sh", "mh")
-    assert runs[0][-3].text == "—" and runs[0][-2].text != "—"
+    assert fc.headers == ("system", "sh", "mh")      # one size: no mean
+    assert runs[0][1].text != "—" and runs[0][2].text != "—"

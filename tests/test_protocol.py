@@ -125,7 +125,7 @@ def test_a_frozen_clean_test_run_records_its_configuration(tmp_path, clean, froz
                    "--results-dir", str(tmp_path / "r"))
     assert again.exit_code == 0
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
-        "t1", f"test-6k-32k-{meta['config_sha256'][:8]}"]
+        "t1", f"test-6k-32k-search-{meta['config_sha256'][:8]}"]
 
 
 def test_every_mismatch_is_named(tmp_path, frozen, clean, monkeypatch):
@@ -165,10 +165,11 @@ def test_allow_dirty_runs_and_marks(tmp_path, dirty, monkeypatch, frozen):
     assert (record["frozen"], record["allow_dirty"], record["dirty"]) == (False, True, True)
     assert record["mismatches"] == ["search weight HOP_COST: frozen 0.35, now 0.5"]
     tables = invoke("tables", "t", "--results-dir", str(tmp_path / "r"), "--out",
-                    str(tmp_path / "tables"), "--table", "mab-fc", "--format", "md")
+                    str(tmp_path / "tables"), "--table", "mab-fc", "--format", "md",
+                    "--columns", "commit")
     assert tables.exit_code == 0
     row = (tmp_path / "tables" / "mab-fc.md").read_text().splitlines()[4]
-    assert row.endswith("| unscored | unscored | 0123456†‡ |")
+    assert row.startswith("| factres search | 0123456†‡ | unscored | unscored |")
 
 
 def test_dev_runs_are_not_gated(tmp_path, dirty):

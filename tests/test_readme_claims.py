@@ -16,6 +16,7 @@ from resolver.report.paper_tables import make_tables
 from resolver.results.result_schema import loads_lines
 from resolver.run.config import RunConfig
 from resolver.run.runs import execute
+from resolver.run.tables import score_table
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"
@@ -36,6 +37,10 @@ def section(title: str, name: str = "README") -> str:
 
 def meta(run: str) -> dict:
     return orjson.loads((RESULTS / run / "meta.json").read_bytes())
+
+
+def metrics_rows(run: str) -> list[dict]:
+    return orjson.loads((RESULTS / run / "metrics.json").read_bytes())["rows"]
 
 
 def metrics(run: str) -> dict[str, dict]:
@@ -100,9 +105,11 @@ def test_the_quick_start_table_is_the_main_commands_run():
     (main_run,) = [r[0].strip("`") for r in results_rows() if "the main command" in r[1]]
     for name in ("README", "getting-started"):
         quick = page(name)
-        shown = quick[quick.index("| source/size"):quick.index("\n\nrun dev-6k-<hash>")]
-        assert shown + "\n" == (RESULTS / main_run / "table.md").read_text("utf-8"), name
-        assert "run dev-6k-<hash> written to factres-results/dev-6k-<hash>/" in quick
+        shown = quick[quick.index("| source/size"):quick.index("\n\nrun dev-6k-search-<hash>")]
+        # the committed run's table as `factres run` prints it now (with its mode column)
+        assert shown + "\n" == score_table(meta(main_run), metrics_rows(main_run)), name
+        assert ("run dev-6k-search-<hash> written to factres-results/dev-6k-search-<hash>/"
+                in quick)
 
 
 def test_the_dagger_sentence_names_exactly_the_dirty_committed_runs():
@@ -117,11 +124,13 @@ def test_the_dagger_sentence_names_exactly_the_dirty_committed_runs():
 
 def test_the_tables_example_is_what_factres_tables_writes(tmp_path):
     text = page("tables")
-    command = text[text.index("$ factres tables"):text.index("$ cat")]
-    runs = [w for w in command.split()[3:] if not w.startswith("-")
+    import shlex
+    command = shlex.split(text[text.index("$ factres tables"):text.index("$ cat")])
+    runs = [w for w in command[3:] if not w.startswith("-")
             and (RESULTS / w / "metrics.json").is_file()]
-    make_tables(tuple(RESULTS / r for r in runs), out=tmp_path, formats=("md",),
-                names=("mab-fc",))
+    labels = [command[i + 1] for i, w in enumerate(command) if w == "--label"]
+    make_tables(tuple(runs), results=RESULTS, out=tmp_path, formats=("md",),
+                names=("mab-fc",), labels=labels)
     shown = text[text.index("<!-- mab-fc"):]
     shown = shown[:shown.index("```")]
     written = (tmp_path / "mab-fc.md").read_text("utf-8")
@@ -144,11 +153,11 @@ def test_the_dev_misses_sentence_matches_the_oracle_report():
 
 
 def test_the_test_command_is_the_one_ci_runs():
-    command = "pip install -e '.[test,parquet,plot,serve]' && python -m pytest -q"
+    command = "pip install -e '.[test,parquet,plot,serve,hf,docs]' && python -m pytest -q"
     assert f"```\n{command}\n```" in section("Quick start")
     assert f"```console\n{command}\n```" in page("getting-started")
     ci = (ROOT / ".ci" / "run").read_text("utf-8")
-    assert "-m pip install --quiet -e '.[test,parquet,plot,serve]'" in ci
+    assert "-m pip install --quiet -e '.[test,parquet,plot,serve,hf,docs]'" in ci
     assert f"# The README's test command: {command}" in ci
     assert '"$venv/bin/python" -m pytest -q' in ci
     assert "pip install --quiet \"$root\"" in ci          # the non-editable install it checks
@@ -232,7 +241,7 @@ def test_the_readme_headline_figures_are_the_committed_runs():
     search, plain = metrics("dev-6k-search-confidence"), metrics("dev-6k-plain-confidence")
     assert f"**{figure(search['pooled sh']['em'])}** EM on single-hop" in head
     assert f"**{cell(search['pooled mh'])}** on multi-hop (`dev-6k-search-confidence`" in head
-    assert f"same plans: {figure(plain['pooled mh']['em'])})" in head
+    assert f"latest version at every hop: {figure(plain['pooled mh']['em'])})" in head
     ceiling = orjson.loads((RESULTS / "oracle-ceiling-6k-2" / "ceiling.json").read_bytes())
     optimum = ceiling["per_source"]["factconsolidation_mh_6k"]["optimal"]
     assert f"store could do is {optimum}" in head

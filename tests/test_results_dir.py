@@ -173,18 +173,45 @@ def test_a_committed_run_id_is_found_and_nothing_tracked_is_touched(tmp_path, mo
     assert result.exit_code == 0, result.output
     assert (tmp_path / "factres-results" / "tables" / "mab-fc.md").is_file()
     assert _tracked_tree_hash() == before
+    # the table re-rendered from the committed run's own files (it states the mode now)
     table = invoke("table", "dev-6k-search-confidence")
-    assert table.output == (COMMITTED / "dev-6k-search-confidence" / "table.md").read_text()
+    assert table.output == (COMMITTED / "dev-6k-search-confidence" / "table.md").read_text() \
+        .replace("| kind | reader |", "| kind | mode | reader |").replace(
+            "|---|---|---|--:|", "|---|---|---|---|--:|").replace(" | none | ", " | search | none | ")
 
 
-def test_a_run_in_the_results_folder_shadows_a_committed_one_of_the_same_id(tmp_path):
+def test_no_new_run_takes_a_committed_runs_name(tmp_path):
+    """A run named as a committed one would hide it from every lookup by id: refused; a
+    default id skips committed names (as an oracle folder's does)."""
     data = write_tiny(tmp_path)
     results = tmp_path / "results"
-    invoke("run", "--data", data, "--run-id", "dev-6k-search-confidence", "--results-dir",
-           results)
+    refused = invoke("run", "--data", data, "--run-id", "dev-6k-search-confidence",
+                     "--results-dir", results)
+    assert refused.exit_code == 1
+    assert refused.output == (f"Error: 'dev-6k-search-confidence' is a committed folder in "
+                              f"{COMMITTED}/: a new run of that name would hide it from every "
+                              "lookup by id; choose another --run-id or omit it\n")
+    assert not (results / "dev-6k-search-confidence").exists()
+    from resolver.run.run_folder import claim
+    claimed = claim(results, base="imported-nous-6k")
+    assert claimed.run_id == "imported-nous-6k-2"
+    claimed.release()
+
+
+def test_a_name_in_both_places_says_which_folder_was_read(tmp_path):
+    """A folder of a committed run's name in the results folder (an older factres made it, or
+    a copy) is read first, and the command says so."""
+    results = tmp_path / "results"
+    results.mkdir()
+    import shutil
+    shutil.copytree(COMMITTED / "dev-6k-plain-confidence", results / "dev-6k-search-confidence")
     mine = invoke("table", "dev-6k-search-confidence", "--results-dir", results)
-    assert mine.output == (results / "dev-6k-search-confidence" / "table.md").read_text()
-    assert mine.output != (COMMITTED / "dev-6k-search-confidence" / "table.md").read_text()
+    assert mine.exit_code == 0
+    assert mine.stdout == invoke("table", results / "dev-6k-search-confidence").stdout
+    assert mine.stderr == (f"note: dev-6k-search-confidence is in {results}/ and in the "
+                           f"committed {COMMITTED}/: read "
+                           f"{results / 'dev-6k-search-confidence'}\n")
+    assert "| plain |" in mine.stdout
 
 
 def test_factres_results_is_git_ignored():

@@ -50,11 +50,11 @@ def test_parallel_runs_claim_different_default_ids(tmp_path, monkeypatch):
     # claimed its id at its start, so the second takes the next suffix; neither fails.
     render, nested = tables.markdown, []
 
-    def markdown_with_a_second_run(rows, abstained=None):
+    def markdown_with_a_second_run(*args):
         if not nested:
             nested.append(None)
             nested[0] = execute(RunConfig(data=(str(SMALL),)), results=tmp_path)
-        return render(rows, abstained)
+        return render(*args)
     monkeypatch.setattr(tables, "markdown", markdown_with_a_second_run)
     first = execute(RunConfig(data=(str(SMALL),)), results=tmp_path)
     assert nested[0].run_id == first.run_id + "-2"
@@ -229,7 +229,7 @@ def test_fallback_counts_reach_meta_and_the_tables(tmp_path, plans):
     meta = orjson.loads((tmp_path / "r" / "fb" / "meta.json").read_bytes())
     assert [(s["set_id"], s["fallback_count"]) for s in meta["plan_sets"]] == [("m", 1)]
     invoke("tables", "fb", "--results-dir", tmp_path / "r", "--out", tmp_path / "t",
-           "--table", "mab-fc", "--format", "md")
+           "--table", "mab-fc", "--format", "md", "--columns", "plan-sets,mode")
     table = (tmp_path / "t" / "mab-fc.md").read_text()
     assert "| m (fallbacks: 1) | search |" in table
     assert ("(fallbacks: N): questions whose plans from that set are the lexicon's, because "
@@ -257,7 +257,7 @@ def test_reader_failures_are_marked_in_the_tables(tmp_path):
         "reader_failures"]
     assert failed >= 1
     invoke("tables", "rd", "--results-dir", tmp_path / "r", "--out", tmp_path / "t",
-           "--table", "mab-fc", "--format", "md")
+           "--table", "mab-fc", "--format", "md", "--columns", "mode,reader")
     table = (tmp_path / "t" / "mab-fc.md").read_text()
     assert f"| search | ollama:{MODEL} (no answer: {failed}) |" in table
     assert "(no answer: N): questions whose reader call failed; they count as unanswered." \

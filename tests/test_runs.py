@@ -47,7 +47,11 @@ def test_run_folder_holds_every_file(tmp_path):
 def test_meta_records_configuration_inputs_and_versions(tmp_path):
     run = execute(_config(), results=tmp_path, run_id="r1")
     meta = orjson.loads((run.path / "meta.json").read_bytes())
-    assert set(meta) == set(MetaJson.__annotations__)
+    # every field but the label, which only `--name` gives
+    assert set(meta) == set(MetaJson.__annotations__) - {"label"}
+    named = execute(_config(), results=tmp_path, run_id="r2", label="my system")
+    assert named.meta["label"] == "my system"
+    assert orjson.loads((named.path / "meta.json").read_bytes())["label"] == "my system"
     assert meta["data"] == [str(SMALL)]
     assert meta["data_sha256"] == {str(SMALL): hashlib.sha256(SMALL.read_bytes()).hexdigest()}
     assert meta["split"] == "dev" and meta["reader"] == "none" and meta["repair"] == "none"
@@ -94,7 +98,9 @@ def test_an_existing_run_id_is_an_error_and_nothing_is_touched(tmp_path):
 def test_default_ids_never_reuse_a_folder(tmp_path):
     first = execute(_config(), results=tmp_path)
     second = execute(_config(), results=tmp_path)
-    assert first.run_id.startswith("dev-6k-32k-") and len(first.run_id) == len("dev-6k-32k-") + 8
+    # the id says the split, the sizes and the mode: a plain run is told from a search run
+    assert first.run_id.startswith("dev-6k-32k-search-")
+    assert len(first.run_id) == len("dev-6k-32k-search-") + 8
     assert second.run_id == first.run_id + "-2"
 
 
@@ -105,7 +111,7 @@ def test_bad_run_id_is_refused(tmp_path):
 
 @pytest.mark.parametrize("failure", [RuntimeError("disk full"), KeyboardInterrupt()])
 def test_an_interrupted_write_leaves_no_folder(tmp_path, monkeypatch, failure):
-    def broken(rows, abstained=None):
+    def broken(*args, **kwargs):
         raise failure
     monkeypatch.setattr(runs.tables, "latex", broken)
     with pytest.raises(type(failure)):

@@ -22,12 +22,21 @@ ROWS = [
 
 def test_markdown():
     assert markdown(ROWS) == (
-        "| source/size | kind | reader | n | EM (95% CI) | answered | stale rate |\n"
-        "|---|---|---|--:|--:|--:|--:|\n"
-        "| factconsolidation_sh_6k | sh | none | 100 | 97.0 [93.0, 100.0] | 100.0 | 12.5 (1/8) |\n"
-        "| factconsolidation_mh_6k | mh | none | 100 | 50.0 [40.0, 60.0] | 95.5 | — |\n"
-        "| pooled all (6k+32k) | all | none | 200 | 73.5 [68.0, 79.0] | 100.0 | 12.5 (mean over "
-        "sizes; 1/8 pooled) |\n")
+        "| source/size | kind | mode | reader | n | EM (95% CI) | answered | stale rate |\n"
+        "|---|---|---|---|--:|--:|--:|--:|\n"
+        "| factconsolidation_sh_6k | sh | search | none | 100 | 97.0 [93.0, 100.0] | 100.0 | "
+        "12.5 (1/8) |\n"
+        "| factconsolidation_mh_6k | mh | search | none | 100 | 50.0 [40.0, 60.0] | 95.5 | — |\n"
+        "| pooled all (6k+32k) | all | search | none | 200 | 73.5 [68.0, 79.0] | 100.0 | 12.5 "
+        "(mean over sizes; 1/8 pooled) |\n")
+
+
+def test_the_score_table_states_the_mode():
+    """A plain run, a search run and an imported one say which they are on every row."""
+    for mode in ("plain", "search", "imported"):
+        lines = markdown(ROWS, mode=mode).splitlines()
+        assert lines[0].split(" | ")[2] == "mode"
+        assert all(line.split(" | ")[2] == mode for line in lines[2:])
 
 
 def test_a_stale_rate_pooled_over_one_size_is_its_own_fraction():
@@ -37,16 +46,17 @@ def test_a_stale_rate_pooled_over_one_size_is_its_own_fraction():
 
 def test_latex_is_booktabs_with_a_rule_before_pooled_rows():
     assert latex(ROWS) == (
-        "\\begin{tabular}{lllrrrr}\n"
+        "\\begin{tabular}{llllrrrr}\n"
         "\\toprule\n"
-        "source/size & kind & reader & n & EM (95\\% CI) & answered & stale rate \\\\\n"
+        "source/size & kind & mode & reader & n & EM (95\\% CI) & answered & stale rate \\\\\n"
         "\\midrule\n"
-        "factconsolidation\\_sh\\_6k & sh & none & 100 & 97.0 [93.0, 100.0] & 100.0 & "
+        "factconsolidation\\_sh\\_6k & sh & search & none & 100 & 97.0 [93.0, 100.0] & 100.0 & "
         "12.5 (1/8) \\\\\n"
-        "factconsolidation\\_mh\\_6k & mh & none & 100 & 50.0 [40.0, 60.0] & 95.5 & --- \\\\\n"
+        "factconsolidation\\_mh\\_6k & mh & search & none & 100 & 50.0 [40.0, 60.0] & 95.5 & "
+        "--- \\\\\n"
         "\\midrule\n"
-        "pooled all (6k+32k) & all & none & 200 & 73.5 [68.0, 79.0] & 100.0 & 12.5 (mean over "
-        "sizes; 1/8 pooled) \\\\\n"
+        "pooled all (6k+32k) & all & search & none & 200 & 73.5 [68.0, 79.0] & 100.0 & 12.5 "
+        "(mean over sizes; 1/8 pooled) \\\\\n"
         "\\bottomrule\n"
         "\\end{tabular}\n")
 
@@ -54,8 +64,8 @@ def test_latex_is_booktabs_with_a_rule_before_pooled_rows():
 def test_unscored_row_and_reader_name():
     row = _row("factconsolidation_sh_6k", "sh", None, None, answered=0.5,
                reader="ollama:qwen2.5:3b")
-    assert cells(row) == ("factconsolidation_sh_6k", "sh", "ollama:qwen2.5:3b", "100",
-                          "unscored", "50.0", "—")
+    assert cells(row) == ("factconsolidation_sh_6k", "sh", "search", "ollama:qwen2.5:3b",
+                          "100", "unscored", "50.0", "—")
 
 
 def test_latex_escapes_special_characters():

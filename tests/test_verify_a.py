@@ -249,7 +249,7 @@ def test_v07_a_source_optimum_its_question_rows_do_not_count_is_refused(tmp_path
 def test_v10_the_run_table_and_mab_nbest_mark_an_abstaining_run(runs, tmp_path):
     table = invoke("table", runs["abst"])
     assert table.exit_code == 0, table.output
-    assert f"| {MH} | mh | none | 100 | " in table.output
+    assert f"| {MH} | mh | search | none | 100 | " in table.output
     assert all("]¶ | " in line for line in table.output.splitlines()
                if line.startswith("| factconsolidation") or line.startswith("| pooled"))
     assert table.output.rstrip().endswith("¶ made with --abstain-below high: 73 of its 200 "
@@ -281,6 +281,12 @@ def test_v11_a_folder_named_as_a_link_is_no_link_in_mab_fc(runs, tmp_path):
     result = invoke("tables", folder, "--out", tmp_path / "t", "--table", "mab-fc")
     assert result.exit_code == 0, result.output
     text = (tmp_path / "t" / "mab-fc.md").read_text()
+    assert "[click](" not in text
+    # the run's folder name is in the rows' footnote, or in its column when asked for
+    assert "run \\[click\\]\\(http:evil.example)," in text
+    result = invoke("tables", folder, "--out", tmp_path / "t2", "--table", "mab-fc",
+                    "--columns", "run")
+    text = (tmp_path / "t2" / "mab-fc.md").read_text()
     assert "[click](" not in text
     assert "| \\[click\\]\\(http:evil.example) |" in text
 

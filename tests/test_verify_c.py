@@ -58,14 +58,15 @@ def test_w12_an_imported_run_still_reads():
 # ---- W10: mab-ref marks an abstaining run as mab-fc does ----------------------------------------
 def test_w10_mab_ref_marks_a_run_made_with_abstain_below(runs, tmp_path):
     result = invoke("tables", runs["abst"], runs["base"], "--table", "mab-ref", "--out",
-                    tmp_path / "t")
+                    tmp_path / "t", "--label", f"{runs['abst']}=abst run",
+                    "--label", f"{runs['base']}=base run")
     assert result.exit_code == 0, result.output
     text = (tmp_path / "t" / "mab-ref.md").read_text()
-    rows = [line for line in text.splitlines() if line.startswith("| live:")]
+    rows = [line for line in text.splitlines() if line.startswith(("| abst run", "| base run"))]
     assert [row.split(" | ")[0].endswith("¶") for row in rows] == [True, False], rows
     assert rows[0].rstrip(" |").endswith("abst") and rows[1].rstrip(" |").endswith("base")
     assert ("¶ made with --abstain-below: answers labelled below the level were left unanswered "
-            "and count as wrong: abst below high, 73 of 200 questions.") in text
+            "and count as wrong: abst run below high, 73 of 200 questions.") in text
     assert "\\textsuperscript{\\P}" in (tmp_path / "t" / "mab-ref.tex").read_text()
     # the base run alone: no mark, no footnote
     alone = invoke("tables", runs["base"], "--table", "mab-ref", "--out", tmp_path / "u")

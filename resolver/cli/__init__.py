@@ -62,6 +62,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
           "Resolve every question, score it as MemoryAgentBench does, and record the run in "
           "<results>/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, "
           "table.md, table.tex)."),
+    "runs": ("resolver.cli.runs:runs_command",
+             "List the runs: every run folder of the results folder, then the repository's "
+             "committed ones (marked which), with id, label, mode, plan sets, data, sizes, "
+             "pooled EM and date."),
     "score": ("resolver.cli.score:score_command",
               "Score another system's predictions as MemoryAgentBench does and record them as "
               "a run in <results>/<run-id>/ (meta.json, predictions.jsonl, metrics.json, "

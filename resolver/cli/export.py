@@ -12,7 +12,7 @@ from resolver.exchange import export
 @click.argument("run", metavar="RUN")
 @click.option("--out", type=OutFolder(),
               help="The folder to write, which must be new (an existing one is refused: "
-                   "nothing is overwritten). Default: ./<run name>-mab.")
+                   "nothing is overwritten). Default: <results dir>/<run name>-mab.")
 @click.option("--format", "fmt", type=click.Choice(export.FORMATS), default="mab",
               show_default=True,
               help="mab: MemoryAgentBench result files, one per source, in "
@@ -30,7 +30,7 @@ def export_command(run, out, fmt, results_dir) -> None:
     cannot know (token counts, timings, ROUGE, the model's settings) is left out. factres score
     on the files reproduces the run's per-question EM.
 
-    Example: factres export dev-6k-search-confidence --out exports/dev-6k-search-confidence
+    Example: factres export dev-6k-search-confidence
     """
     result = export.export_run(run, results_dir, out=out, fmt=fmt)
     for path, records in result.files:

@@ -6,12 +6,13 @@ import contextlib
 import functools
 import gc
 import math
+import warnings
 from pathlib import Path
 
 import click
 
 import resolver.escape as escape
-from resolver.errors import FactresError, InputError
+from resolver.errors import FactresError, FactresNote, InputError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -25,7 +26,8 @@ def library_errors(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
-            return func(*args, **kwargs)
+            with notes_shown():
+                return func(*args, **kwargs)
         except InputError as exc:
             # each part of the message escaped on its own: a line break in a name it quotes
             # is shown, not kept (the message's own break before its context stays)
@@ -41,6 +43,27 @@ def library_errors(func):
             raise click.ClickException(escape.terminal(f"{where}{exc.strerror or exc}",
                                                        lines=True)) from None
     return wrapper
+
+
+@contextlib.contextmanager
+def notes_shown():
+    """The library's notes (`FactresNote` warnings: which of two folders of one name was
+    read) printed on stderr as they come, each once, as `note: ...` lines."""
+    shown: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if issubclass(category, FactresNote) and text not in shown:
+            shown.add(text)
+            click.echo(f"note: {escape.terminal(text)}", err=True)
+        elif not issubclass(category, FactresNote):
+            previous(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        previous = warnings.showwarning
+        warnings.simplefilter("always", FactresNote)
+        warnings.showwarning = show
+        yield
 
 
 class Seconds(click.ParamType):

@@ -42,8 +42,11 @@ class _Bars:
                    "for several, tried in order. Default: live:rules then live:lexicon.")
 @click.option("--split", type=click.Choice(runs.SPLITS), default="dev", show_default=True,
               help="dev: score against gold. test: write predictions, never read gold.")
-@click.option("--run-id", help="Name of the run folder (must be new). Default: "
-                               "<split>-<sizes>-<config hash>, suffixed -2, -3... if taken.")
+@click.option("--run-id", help="Name of the run folder (must be new, and not a committed "
+                               "run's). Default: <split>-<sizes>-<mode>-<config hash>, "
+                               "suffixed -2, -3... if taken.")
+@click.option("--name", metavar="LABEL", help="The run's label: its row's name in the paper "
+              "tables and in `factres runs` (meta.json label). Default: factres <mode>.")
 @results_dir_option("Where run folders go")
 @click.option("--reader", metavar="SPEC", help="Reader lane, e.g. ollama:qwen2.5:3b: the "
               "prediction becomes the reader's answer from the winning path's fact lines.")
@@ -76,7 +79,7 @@ class _Bars:
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal).")
 @library_errors
-def run_command(data, plans, split, run_id, results_dir, reader, repair, host, timeout,
+def run_command(data, plans, split, run_id, name, results_dir, reader, repair, host, timeout,
                 mode, frozen, allow_dirty, strict, allow_partial_plans, abstain_below,
                 no_cache, progress) -> None:
     """Resolve every question, score it as MemoryAgentBench does, and record the run in
@@ -101,7 +104,7 @@ def run_command(data, plans, split, run_id, results_dir, reader, repair, host, t
     try:
         with collector_paused():
             run = runs.execute(config, results=results_dir, run_id=run_id, progress=bars,
-                               use_cache=not no_cache)
+                               use_cache=not no_cache, label=name)
     finally:
         if bars is not None:
             bars.close()
@@ -159,8 +162,7 @@ def table_command(run, fmt, read_size, results_dir) -> None:
                              "recorded their read sizes, or imported)", path=str(folder.path),
                              expected="a run made by factres run since readouts were recorded")
         reads = tables.read_sizes(folder.metrics["rows"], folder.predictions, folder.readout)
-    click.echo(tables.RENDERERS[fmt](folder.metrics["rows"], tables.abstention(folder.meta),
-                                     reads), nl=False)
+    click.echo(tables.score_table(folder.meta, folder.metrics["rows"], fmt, reads), nl=False)
     for note in folder.notes:       # what the reader could not check (its data not found)
         click.echo(f"note: {escape.terminal(note)}", err=True)
 

@@ -32,9 +32,16 @@ from resolver.report import paper_tables
 @click.option("--with-references", is_flag=True,
               help="Add the published reference rows (--references) to mab-fc, in a group of "
                    "their own below the runs, each naming its source.")
+@click.option("--columns", "columns", multiple=True, metavar="LIST",
+              help="mab-fc's columns beside the system and its EM cells, comma-separated: "
+                   f"{', '.join(paper_tables.FC_COLUMN_NAMES)}. Default: none (each run's "
+                   "values are in a footnote).")
+@click.option("--label", "labels", multiple=True, metavar="RUN=TEXT",
+              help="Name RUN's row TEXT in mab-fc; repeatable. Default: the run's label "
+                   "(factres run --name), an imported system's name, else factres <mode>.")
 @library_errors
 def tables_command(runs, fmt, out, names, results_dir, references, plot, baseline,
-                   with_references) -> None:
+                   with_references, columns, labels) -> None:
     """Write the paper tables mab-fc, mab-nbest, mab-ceiling and mab-ref from folders only.
 
     RUN is a run id under the results dir or a folder path; its kind is read from its files
@@ -45,6 +52,12 @@ def tables_command(runs, fmt, out, names, results_dir, references, plot, baselin
     mab-fc cells whose paired difference from a run is significant; --with-references adds the
     published figures to mab-fc, set apart from the runs factres scored.
 
+    mab-fc shows each run's label and its EM at the sizes some run has (the means beside
+    several sizes); its plan sets, mode, reader, split and commit are in a footnote, or in
+    columns with --columns. The LaTeX files are floats to \\input{} where the table goes:
+    table (one column of a two-column paper) when it fits there, else table*.
+    With --plot: mab-fc.png and .pdf, the main result, and the n-best and ceiling figures.
+
     Example: factres tables dev-6k-search-confidence dev-6k-plain-confidence
     oracle-nbest-dev-6k-search-reading oracle-ceiling-6k-2
     """
@@ -52,7 +65,8 @@ def tables_command(runs, fmt, out, names, results_dir, references, plot, baselin
     report = paper_tables.make_tables(tuple(runs), results=results_dir, out=out,
                                       formats=formats, names=tuple(names),
                                       references=references, plot=plot, baseline=baseline,
-                                      with_references=with_references)
+                                      with_references=with_references, columns=columns,
+                                      labels=labels)
     # one line each: a line break inside (a folder's name, a skipped folder's error) is shown
     for warning in report.warnings:
         click.echo(f"warning: {escape.terminal(warning)}", err=True)

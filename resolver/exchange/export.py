@@ -38,7 +38,7 @@ from resolver._version import __version__
 from resolver.errors import InputError, RunExistsError
 from resolver.mab.result_records import DATASET, FC_SOURCE, file_name, record, result_file
 from resolver.results.reader import RunFolder, read_run
-from resolver.results.result_schema import IMPORTED_KIND
+from resolver.results.result_schema import IMPORTED_KIND, results_root
 from resolver.run.run_folder import write_new_folder
 
 FORMATS = ("mab",)
@@ -96,12 +96,13 @@ def _check(run: RunFolder) -> None:
 def export_run(ref: str | Path, results_dir: str | Path | None = None, *,
                out: str | Path | None = None, fmt: str = "mab") -> Export:
     """`factres export`: read the run, build one harness file per source, write them into the
-    new folder `out` (default `./<run name>-mab`)."""
+    new folder `out` (default `<results dir>/<run name>-mab`: nothing is written where no
+    explicit path says, but under the results folder)."""
     if fmt not in FORMATS:
         raise InputError(f"unknown export format {fmt!r}", expected=", ".join(FORMATS))
     run = read_run(ref, results_dir)
     _check(run)
-    final = Path(out) if out is not None else Path(f"{run.name}-mab")
+    final = Path(out) if out is not None else results_root(results_dir) / f"{run.name}-mab"
     if final.exists():          # before the data is read; write_new_folder checks again
         raise RunExistsError(f"{final} exists: factres export writes a new folder and never "
                              "overwrites; choose another --out")

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import resolver.hub as hub
 from resolver._version import __version__
 from resolver.errors import InputError, first_few, place
 from resolver.haystack import Dataset, Gold, Question, bundled_path, load, sha256_bytes
@@ -46,7 +47,7 @@ from resolver.results.result_schema import (
 from resolver.run import run_folder
 from resolver.run.identity import git_state, package_versions, source_hashes
 from resolver.run.protocol import neither_split_note, source_split
-from resolver.run.run_folder import check_run_id
+from resolver.run.run_folder import RUN_ID, check_run_id
 from resolver.run.runs import Run, unparsed_record
 from resolver.search.resolve import Prediction
 
@@ -74,7 +75,7 @@ class Joined:
 
 def _rows_hint(dataset: Dataset) -> str:
     return f"the rows in --data ({', '.join(dataset.paths)}; sources: " \
-           f"{', '.join(dataset.sources) or 'none'})"
+           f"{', '.join(dataset.sources) or 'none'}); {hub.HINT}"
 
 
 def join(files: list[HarnessFile], dataset: Dataset) -> Joined:
@@ -233,6 +234,27 @@ def _prediction_rows(joined: Joined, predictions: list[Prediction], ems: list, s
     return rows, disagreements, missing, empty
 
 
+RESULT_FILES = "*_results.json"     # what the harness names its result files
+
+
+def harness_files(files) -> list[str]:
+    """The files to score: each file as given; a folder (the harness's output folder) stands
+    for every result file under it (`*_results.json`, at any depth, in path order)."""
+    paths: list[str] = []
+    for f in files:
+        folder = Path(f)
+        if not folder.is_dir():
+            paths.append(str(f))
+            continue
+        found = sorted(str(p) for p in folder.rglob(RESULT_FILES) if p.is_file())
+        if not found:
+            raise InputError(f"no MemoryAgentBench result file ({RESULT_FILES}) under the "
+                             "folder", path=str(f), expected="the harness's output folder, or "
+                             "prediction files")
+        paths += found
+    return paths
+
+
 def score_files(files, *, data=(), name: str | None = None, fields: dict[str, str] | None = None,
                 fmt: str | None = None, results: str | Path | None = None,
                 run_id: str | None = None) -> Run:
@@ -243,7 +265,7 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
     run_folder.ensure_writable(root)          # before any file is read or scored
     if not files:
         raise InputError("no prediction files given", expected="one file per source or more")
-    paths = [str(f) for f in files]
+    paths = harness_files(files)
     if len(set(paths)) != len(paths):
         raise InputError("a file is named twice", path=next(p for p in paths
                                                              if paths.count(p) > 1))
@@ -287,8 +309,11 @@ def score_files(files, *, data=(), name: str | None = None, fields: dict[str, st
                 "scoring_sha256": source_hashes(SCORING_FILES)}
     config_sha = sha256_bytes(dumps(identity))
     sizes = sorted({q.size for q in joined.questions}, key=scoring.size_order)
-    claimed = run_folder.claim(root, run_id,
-                               f"imported-{_slug(system)}-{'-'.join(sizes)}-{config_sha[:8]}")
+    # --name is the id a user will type next (`factres tables NAME`): the default id then, made
+    # unique with -2, -3 like any default; without it the id says what and which data
+    base = (name if RUN_ID.match(name) else _slug(name)) if name is not None else \
+        f"imported-{_slug(system)}-{'-'.join(sizes)}-{config_sha[:8]}"
+    claimed = run_folder.claim(root, run_id, base)
     run_id = claimed.run_id
 
     metrics = {"schema": METRICS_SCHEMA, "run_id": run_id, "split": split, "scored": True,

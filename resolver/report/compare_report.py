@@ -43,9 +43,19 @@ def points(x: float) -> str:
     return f"{round(100 * x, 1) + 0.0:+.1f}"    # + 0.0: no "-0.0"
 
 
+P_FLOOR = 1e-4
+P_BELOW, P_BELOW_TEX = "< 10^-4", r"$<10^{-4}$"
+
+
 def p_text(p: float) -> str:
-    """A p value: four decimals, or two significant digits below 0.0001."""
-    return f"{p:.4f}" if p >= 0.0001 else f"{p:.1e}"
+    """A p value, written one way: four decimals, or "< 10^-4" below 0.0001 (the JSON keeps
+    the value as computed)."""
+    return f"{p:.4f}" if p >= P_FLOOR else P_BELOW
+
+
+def p_cell(p: float) -> Cell:
+    """A p value as a table cell: in LaTeX, below 10^-4 in math ($<10^{-4}$)."""
+    return Cell(p_text(p), own=True, tex=P_BELOW_TEX if p < P_FLOOR else "")
 
 
 def _label(row: Row) -> str:
@@ -59,10 +69,9 @@ def _cells(pair: Pair, row: Row) -> tuple[Cell, ...]:
     mark = ABSTAINS if pair.b.abstain_below else ""
     # the names are user text; the figures (an interval in brackets) factres's own
     figures = (str(row.n), pct(row.em_a), pct(row.em_b), points(row.difference),
-               f"[{points(row.ci[0])}, {points(row.ci[1])}]", str(row.a_only), str(row.b_only),
-               p_text(row.p))
-    return (Cell(pair.b.name, mark=mark), Cell(_label(row))) + tuple(Cell(f, own=True)
-                                                                     for f in figures)
+               f"[{points(row.ci[0])}, {points(row.ci[1])}]", str(row.a_only), str(row.b_only))
+    return (Cell(pair.b.name, mark=mark), Cell(_label(row))) \
+        + tuple(Cell(f, own=True) for f in figures) + (p_cell(row.p),)
 
 
 # ---- what the table says in words -------------------------------------------------------------
@@ -160,13 +169,26 @@ def markdown(comparison: Comparison) -> str:
     text += "\n" + markdown_table(table(comparison))
     text += ("\nFlipped questions (A only: A right and B wrong; B only: B right and A wrong):"
              "\n\n")
-    text += "".join(f"- {line}\n" for line in flips(comparison, escape.markdown))
+    # a list item per run and source, wrapped (an id list runs long): its lines go on indented
+    text += "".join(_wrapped(f"- {line}", "  ") for line in flips(comparison, escape.markdown))
     return text
+
+
+WIDTH = 100
+
+
+def _wrapped(text: str, indent: str, first: str = "") -> str:
+    """`text` wrapped at WIDTH columns, between words only (ids are never cut), each line
+    after the first indented; `first` opens every line (a `%` comment's mark)."""
+    import textwrap
+    lines = textwrap.wrap(text, WIDTH - len(first), subsequent_indent=indent,
+                          break_long_words=False, break_on_hyphens=False) or [""]
+    return "".join(f"{first}{line}\n" for line in lines)
 
 
 def latex(comparison: Comparison) -> str:
     def comment(lines: list[str]) -> str:
-        return "".join(f"% {escape.latex_comment(line)}\n" for line in lines)
+        return "".join(_wrapped(escape.latex_comment(line), "  ", "% ") for line in lines)
     head = comment(["factres compare: EM of each run B against the baseline A, question by "
                     "question", *_runs(comparison, str), r"needs \usepackage{booktabs}"])
     tail = comment(["flipped questions (A only: A right and B wrong; B only: B right and A "

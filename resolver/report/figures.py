@@ -1,5 +1,8 @@
-"""PNG figures for a paper, from the same oracle folders as the tables (`factres tables --plot`):
+"""Figures for a paper, from the same folders as the tables (`factres tables --plot`):
 
+- `mab-fc.png` and `mab-fc.pdf`, the main result: EM (%) per source and size with its 95%
+  interval, one mark per score run, the baseline (`--baseline`) set apart as a grey band (its
+  interval) and line (its EM) behind the others;
 - `mab-nbest.png`: plan recall@N (solid) and success@N (dashed) against N, one colour per
   multi-hop source;
 - `mab-ceiling.png`: per multi-hop source (so per size), bars for questions with a gold path,
@@ -14,17 +17,26 @@ from pathlib import Path
 
 import resolver.escape as escape
 from resolver.errors import MissingExtraError
-from resolver.report.folders import CEILING, MH_SOURCE, NBEST, source_order
+from resolver.report.folders import (
+    CEILING,
+    FC_SOURCE,
+    MH_SOURCE,
+    NBEST,
+    SCORE,
+    run_labels,
+    source_order,
+)
 from resolver.run.run_folder import replace_file
 
-FIGURE_FILES = ("mab-nbest.png", "mab-ceiling.png")
+FIGURE_FILES = ("mab-fc.png", "mab-fc.pdf", "mab-nbest.png", "mab-ceiling.png")
 
 WIDTH_IN, HEIGHT_IN, DPI = 3.3, 2.3, 300
 _STYLE = {"font.size": 7, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 6.5,
           "xtick.labelsize": 7, "ytick.labelsize": 7, "axes.spines.top": False,
           "axes.spines.right": False, "savefig.bbox": "tight", "savefig.pad_inches": 0.03}
-# No creation time or version in the PNG: the same folders give the same bytes.
+# No creation time or version in the PNG or PDF: the same folders give the same bytes.
 _METADATA = {"Software": None}
+_PDF_METADATA = {"Creator": None, "Producer": None, "CreationDate": None}
 
 
 def _pyplot():
@@ -106,12 +118,91 @@ def nbest_figure(folders, path: Path) -> bool:
 
 
 def _save(fig, path: Path) -> None:
-    """The PNG rendered in memory, then written as the tables are (`replace_file`): a full disk
-    names the file (matplotlib's own write did not) and leaves no half-written figure."""
+    """The figure rendered in memory (PNG, or PDF for a .pdf path), then written as the tables
+    are (`replace_file`): a full disk names the file (matplotlib's own write did not) and
+    leaves no half-written figure."""
     import io
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI, metadata=_METADATA)
+    if path.suffix == ".pdf":
+        fig.savefig(buffer, format="pdf", metadata=_PDF_METADATA)
+    else:
+        fig.savefig(buffer, format="png", dpi=DPI, metadata=_METADATA)
     replace_file(path, buffer.getvalue())
+
+
+def _fc_points(folder) -> dict[tuple[str, str], tuple[float, tuple[float, float] | None]]:
+    """(kind, size) -> (EM %, its interval in %) of a score run's scored FactConsolidation
+    sources."""
+    out = {}
+    for row in folder.data["metrics"].get("rows", []):
+        match = FC_SOURCE.match(row.get("source", "")) if not row.get("pooled") else None
+        if match and row.get("em") is not None:
+            ci = row.get("ci")
+            out[(match[1], match[2])] = (100 * row["em"],
+                                         (100 * ci[0], 100 * ci[1]) if ci else None)
+    return out
+
+
+def fc_figure(folders, paths: tuple[Path, ...], baseline: Path | None = None,
+              labels: dict[str, str] | None = None) -> bool:
+    """mab-fc's figure: per source and size (sh 6K, mh 6K, ...), each run's EM with its
+    interval, one colour and mark per run, side by side; the baseline run (its path) as a grey
+    band and line behind them. False when no run has a scored FactConsolidation source."""
+    runs = [(f, _fc_points(f)) for f in folders if f.kind == SCORE]
+    runs = [(f, points) for f, points in runs if points]
+    if not runs:
+        return False
+    names, _ = run_labels([f for f, _ in runs], labels)
+    base = next((i for i, (f, _) in enumerate(runs) if baseline is not None
+                 and f.path.resolve() == baseline.resolve()), None)
+    keys = sorted({k for _, points in runs for k in points},
+                  key=lambda k: (source_order(f"_{k[1]}")[0], k[0] != "sh"))
+    matplotlib, plt = _pyplot()
+    others = [i for i in range(len(runs)) if i != base]
+    width = 0.8 / max(len(others), 1)
+    markers = "osD^vP*Xh"
+    with matplotlib.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(WIDTH_IN, HEIGHT_IN))
+        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        if base is not None:
+            f, points = runs[base]
+            for x, key in enumerate(keys):
+                if key in points:
+                    em, ci = points[key]
+                    if ci:
+                        ax.fill_between([x - 0.45, x + 0.45], ci[0], ci[1], color="0.88",
+                                        linewidth=0, zorder=0)
+                    ax.plot([x - 0.45, x + 0.45], [em, em], color="0.45", linewidth=1.0,
+                            zorder=1)
+            ax.plot([], [], color="0.45", linewidth=4, alpha=0.5,
+                    label=escape.plot(f"{names[f.name]} (baseline)"))
+        for j, i in enumerate(others):
+            f, points = runs[i]
+            xs, ems, low, high = [], [], [], []
+            for x, key in enumerate(keys):
+                if key in points:
+                    em, ci = points[key]
+                    xs.append(x + (j - (len(others) - 1) / 2) * width)
+                    ems.append(em)
+                    low.append(em - ci[0] if ci else 0)
+                    high.append(ci[1] - em if ci else 0)
+            ax.errorbar(xs, ems, yerr=[low, high], fmt=markers[j % len(markers)],
+                        color=colours[j % len(colours)], markersize=3.5, capsize=1.5,
+                        elinewidth=0.8, linewidth=0, zorder=2,
+                        label=escape.plot(names[f.name]))
+        ax.set_xticks(range(len(keys)))
+        ax.set_xticklabels([f"{kind} {size.upper()}" for kind, size in keys])
+        ax.set_xlim(-0.6, len(keys) - 0.4)
+        ax.set_xlabel("source and size")
+        ax.set_ylabel("EM (%), 95% interval")
+        ax.set_ylim(0, 105)
+        ax.grid(axis="y", linewidth=0.4, alpha=0.5)
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2, frameon=False,
+                  handlelength=1.4, columnspacing=1.0)
+        for path in paths:
+            _save(fig, path)
+        plt.close(fig)
+    return True
 
 
 def ceiling_figure(folders, path: Path) -> bool:
@@ -153,12 +244,21 @@ def ceiling_figure(folders, path: Path) -> bool:
     return True
 
 
-def write_figures(folders, out: Path) -> tuple[list[Path], list[str]]:
-    """Write the figures the folders allow into `out`; (paths written, notes on the rest)."""
+def write_figures(folders, out: Path, baseline: Path | None = None,
+                  labels: dict[str, str] | None = None) -> tuple[list[Path], list[str]]:
+    """Write the figures the folders allow into `out`; (paths written, notes on the rest).
+    `baseline` (a run folder) is set apart in mab-fc's figure; `labels` name its runs."""
     out.mkdir(parents=True, exist_ok=True)
     _pyplot()                      # fail early and clearly without matplotlib
     written, notes = [], []
-    for name, kind, draw in zip(FIGURE_FILES, (NBEST, CEILING), (nbest_figure, ceiling_figure)):
+    fc_paths = (out / "mab-fc.png", out / "mab-fc.pdf")
+    if fc_figure(folders, fc_paths, baseline, labels):
+        written += list(fc_paths)
+    else:
+        notes.append("mab-fc.png: no score run with a scored FactConsolidation source; not "
+                     "drawn")
+    for name, kind, draw in zip(FIGURE_FILES[2:], (NBEST, CEILING),
+                                (nbest_figure, ceiling_figure)):
         path = out / name
         if draw([f for f in folders if f.kind == kind], path):
             written.append(path)

@@ -28,6 +28,7 @@ from resolver.results.result_schema import (
     NBEST_FILE,
     TABLES_DIR,
     incomplete,
+    label_of,
     results_root,
 )
 
@@ -171,3 +172,21 @@ def gather(refs: tuple[str, ...], results: str | Path | None = None,
                 where = f"{exc.filename}: " if exc.filename else ""
                 skipped.append(Skipped(name, f"{where}{exc.strerror or exc}", False))
     return folders
+
+
+def run_labels(folders: list[Folder], given: dict[str, str] | None = None
+               ) -> tuple[dict[str, str], list[str]]:
+    """How mab-fc and its figure name each score run (folder name -> text): `given` first
+    (`--label RUN=TEXT`), else its label (`result_schema.label_of`: `factres run --name`, an
+    imported system's name, else "factres <mode>"). Two runs of one label would read as one
+    system twice: the later ones get " (2)", " (3)", ...; the labels that clashed are returned
+    too, for a note."""
+    given = given or {}
+    out, seen = {}, {}
+    for folder in folders:
+        if folder.kind != SCORE:
+            continue
+        text = given.get(folder.name) or label_of(folder.data["meta"])
+        seen[text] = seen.get(text, 0) + 1
+        out[folder.name] = text if seen[text] == 1 else f"{text} ({seen[text]})"
+    return out, [text for text, n in seen.items() if n > 1]

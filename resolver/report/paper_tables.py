@@ -55,6 +55,7 @@ from resolver.report.folders import (
     Folder,
     Skipped,
     gather,
+    run_labels,
     source_order,
 )
 from resolver.report.references import (
@@ -68,7 +69,7 @@ from resolver.report.references import (
 )
 from resolver.results.derived import nbest_abstention
 from resolver.results.reader import read_run
-from resolver.results.result_schema import IMPORTED_KIND, results_root, run_kind
+from resolver.results.result_schema import IMPORTED_KIND, label_of, results_root, run_kind
 from resolver.run.protocol import DEV_SIZES, NEITHER, TEST_SIZES
 from resolver.run.run_folder import ensure_writable, replace_file
 from resolver.run.tables import (
@@ -217,8 +218,30 @@ def baseline_tests(folder: Folder, baseline: Outcomes | None) -> dict:
     return cell_tests(baseline, outcomes(run))
 
 
+# mab-fc's columns besides the system and its EM cells, which `--columns` may show (their
+# values are in a footnote otherwise): the run's folder id, plan sets, mode, reader, the split
+# of its sources and the commit.
+FC_META = ("run", "plan sets", "mode", "reader", "split", "commit")
+FC_COLUMN_NAMES = {name.replace(" ", "-"): name for name in FC_META}
+# The longest system name (characters) mab-fc sets in one column of a two-column page beside
+# one size's two EM cells, and the longest it sets unwrapped across the page.
+ONE_COLUMN_NAME, WIDE_NAME = 26, 40
+
+
+@dataclass
+class FcRow:
+    """A mab-fc row before its columns are chosen: the label, the metadata (FC_META name ->
+    cell), EM cells per (size, kind) and the means per kind, and the group it sits in."""
+    label: Cell
+    meta: dict[str, Cell]
+    em: dict[tuple[str, str], Cell]
+    mean: dict[str, Cell]
+    group: str
+    run: str = ""              # the folder's name ("" for a published reference)
+
+
 def fc_row(folder: Folder, baseline: Outcomes | None = None,
-           untested: list[str] | None = None) -> tuple[Cell, ...] | None:
+           untested: list[str] | None = None) -> FcRow | None:
     """The mab-fc row of a score run, its EM cells marked against `baseline` if one is given
     (the cells with a figure but no question in common with it are added to `untested`);
     None when it has no FactConsolidation source."""
@@ -242,19 +265,24 @@ def fc_row(folder: Folder, baseline: Outcomes | None = None,
     commit = ((meta.get("git") or {}).get("commit") or "unknown")[:7]
     # the split of the sources the row shows (a dev-mode run over 32K rows is "test" data),
     # as imported runs record theirs
-    split = Cell(sources_split(size for size, _ in cells))
+    split = sources_split(size for size, _ in cells)
     name, mode, reader, marks = run_label(folder)
-    # the run's folder name first: two runs of one configuration are told apart by it; a run
-    # that left its less sure answers unanswered is marked on its mode
-    out = [Cell(folder.name), name, Cell(mode, mark=ABSTAINS if abstention(meta) else ""),
-           Cell(reader), split]
+    em = {}
     for size in SIZES:
         for kind in ("sh", "mh"):
             row = cells.get((size, kind))
-            out.append(_em_cell(row, tests.get(row["source"]) if row else None))
-    out += [_em_cell(pooled.get(kind), tests.get(f"pooled {kind}")) for kind in ("sh", "mh")]
-    out.append(Cell(commit, mark=marks))
-    return tuple(out)
+            if row is not None:
+                em[(size, kind)] = _em_cell(row, tests.get(row["source"]))
+    mean = {kind: _em_cell(pooled[kind], tests.get(f"pooled {kind}")) for kind in pooled}
+    # the label: --name, the imported system's name, else "factres <mode>"; a partial import's
+    # mark travels with it
+    label = Cell(label_of(meta), mark=name.mark if mode == IMPORTED else "")
+    columns = {"run": Cell(folder.name), "plan sets": name if mode != IMPORTED else Cell(DASH),
+               # a run that left its less sure answers unanswered is marked on its mode
+               "mode": Cell(mode, mark=ABSTAINS if abstention(meta) else ""),
+               "reader": Cell(reader), "split": Cell(split), "commit": Cell(commit, mark=marks)}
+    return FcRow(label, columns, em, mean, IMPORTED if mode == IMPORTED else split,
+                 folder.name)
 
 
 def _group_order(group: str) -> tuple[int, str]:
@@ -278,26 +306,101 @@ def abstention_footnote(abstained: list[tuple[str, tuple[str, int, int]]]) -> No
 REFERENCES_TITLE = "published references: as their sources print them, not scored by factres"
 
 
+def parse_labels(pairs: Sequence[str]) -> dict[str, str]:
+    """`--label RUN=TEXT` pairs: run (an id or folder as given) -> its row's name in mab-fc."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        run, sep, text = pair.partition("=")
+        if not sep or not run.strip() or not text.strip():
+            raise InputError(f"--label {pair!r}", expected="RUN=TEXT, a run given to tables "
+                             "and the name its row shows")
+        if run in out:
+            raise InputError(f"--label names {run!r} twice", expected="one label per run")
+        out[run] = text
+    return out
+
+
+def _folder_name(ref: str, folders: list[Folder], refs: tuple[str, ...]) -> str:
+    """The folder name of the run a --label names: as given among RUN..., else as it is."""
+    for given, folder in zip(refs, folders):
+        if given == ref:
+            return folder.name
+    return Path(ref).name
+
+
+def fc_columns(names: Sequence[str] = ()) -> tuple[str, ...]:
+    """The metadata columns `--columns` names (FC_META, with "-" for a space, comma-separated
+    or repeated), checked and in FC_META's order; none by default."""
+    chosen = [n.strip() for name in names for n in name.split(",") if n.strip()]
+    unknown = [n for n in chosen if n not in FC_COLUMN_NAMES]
+    if unknown:
+        raise InputError(f"unknown mab-fc column {unknown[0]!r}",
+                         expected=", ".join(FC_COLUMN_NAMES))
+    return tuple(m for m in FC_META if m.replace(" ", "-") in chosen)
+
+
+def _runs_note(rows: list[FcRow], hidden: tuple[str, ...]) -> Note | None:
+    """The footnote that says, per run row, the metadata no column shows (its folder id, plan
+    sets, mode, reader, split, commit)."""
+    runs = [r for r in rows if r.run]
+    if not runs or not hidden:
+        return None
+    pieces: list[tuple[str, bool]] = [("Rows: ", False)]
+    for i, row in enumerate(runs):
+        pieces += [(row.label.text, True), (": ", False)]
+        # what the row has (an imported run has no plan sets and no reader)
+        said = [name for name in hidden if row.meta[name].text != DASH]
+        for j, name in enumerate(said):
+            cell = row.meta[name]
+            pieces += [(f"{name} ", False), (cell.text, True),
+                       (cell.mark + (", " if j < len(said) - 1 else ""), False)]
+        pieces.append(("; " if i < len(runs) - 1 else ".", False))
+    return note_of(pieces)
+
+
+def note_of(pieces: Sequence[tuple[str, bool]]) -> Note:
+    """A `Note` from (text, is user text) pieces: neighbours of one kind joined, so that its
+    parts alternate factres's words and user text, starting with factres's."""
+    parts: list[str] = [""]
+    for text, user in pieces:
+        if (len(parts) % 2 == 0) == user:      # the same kind as the last part
+            parts[-1] += text
+        else:
+            parts.append(text)
+    return Note(tuple(parts))
+
+
 def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None = None,
-             references: tuple[str, References, bool] | None = None) -> Table | None:
-    """mab-fc: one row per score run, grouped by split (imported runs last); with `baseline`,
-    EM cells marked ↑/↓ where the exact McNemar test against it is significant; with
-    `references` ((name to cite, the file, whether factres compared it with its
-    transcription)), the published reference rows in a group of their own below the runs,
-    under a heading row."""
-    groups: dict[str, list[tuple[Cell, ...]]] = {}
+             references: tuple[str, References, bool] | None = None,
+             columns: Sequence[str] = (), labels: dict[str, str] | None = None
+             ) -> Table | None:
+    """mab-fc: one row per score run named by its label (`labels`, folder name -> text, first;
+    then `result_schema.label_of`), grouped by split (imported runs last), with its EM cells at
+    the sizes some row fills (the means when there are several sizes); the metadata columns
+    `columns` (FC_META) beside them, the others in a footnote. With `baseline`, EM cells marked
+    ↑/↓ where the exact McNemar test against it is significant; with `references` ((name to
+    cite, the file, whether factres compared it with its transcription)), the published
+    reference rows in a group of their own below the runs, under a heading row."""
+    labels = labels or {}
+    named, clashing = run_labels([f for f in folders if fc_cells(f.data["metrics"])], labels)
+    if clashing:
+        notes.append(f"mab-fc: {len(clashing)} label(s) name more than one run "
+                     f"({', '.join(clashing)}): numbered (2), (3), ...; name them with "
+                     "--label RUN=TEXT or `factres run --name`")
+    rows: list[FcRow] = []
     used, untested, abstained = [], [], []
     for folder in folders:
         cells_untested: list[str] = []
         row = fc_row(folder, baseline, cells_untested)
-        if row is not None and cells_untested:
-            untested.append((folder.name, cells_untested))
-        if row is not None and abstention(folder.data["meta"]):
-            abstained.append((folder.name, abstention(folder.data["meta"])))
         if row is None:
             notes.append(f"mab-fc: {folder.name} left out: no MemoryAgentBench "
                          "FactConsolidation source (factconsolidation_sh/mh_<size>)")
             continue
+        row.label = replace(row.label, text=named[folder.name])
+        if cells_untested:
+            untested.append((row.label.text, cells_untested))
+        if abstention(folder.data["meta"]):
+            abstained.append((row.label.text, abstention(folder.data["meta"])))
         others = other_sources(folder.data["metrics"])
         if others:
             # said, never dropped silently: the row shows only the official sources, and a
@@ -306,15 +409,60 @@ def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None 
                          f"{'s' if len(others) != 1 else ''} left out of its row, not an "
                          "official FactConsolidation source (factconsolidation_sh/mh_<size>): "
                          f"{', '.join(others)}")
-        # Other systems sit below factres's runs, after a rule.
-        group = IMPORTED if row[2].text == IMPORTED else row[4].text
-        groups.setdefault(group, []).append(row)
+        rows.append(row)
         used.append(folder.name)
+    unknown_labels = sorted(set(labels) - set(used))
+    if unknown_labels:
+        raise InputError(f"--label names {unknown_labels[0]!r}, which is no run of mab-fc",
+                         expected="RUN=TEXT with RUN one of the runs given: "
+                                  + ", ".join(used))
     if not used:
         return None
-    marks = "".join(row[-1].mark for rows in groups.values() for row in rows)
-    foot = ["EM: substring exact match (%), [95% bootstrap interval]; mean: over the "
-            "sizes the run has; — : size not in the run."]
+    shown_meta = tuple(columns)
+    hidden = tuple(m for m in FC_META if m not in shown_meta)
+    for row in rows:
+        # a mark of a column not shown goes on the label: the row still carries it
+        row.label = replace(row.label, mark=row.label.mark + "".join(
+            row.meta[m].mark for m in hidden))
+
+    entries: list[Reference] = []
+    if references is not None:
+        shown, refs, compared = references
+        entries = [e for e in refs.references if _has_em(e)]
+    ref_rows = [_fc_reference_row(e) for e in entries]
+    # the sizes some row fills, in order; the means only beside several sizes
+    sizes = [size for size in SIZES
+             if any(r.em.get((size, kind), Cell(DASH)).text not in NO_FIGURE
+                    for r in rows + ref_rows for kind in ("sh", "mh"))]
+    with_mean = len(sizes) > 1
+    # up to two sizes: a column per size and kind (a row per run); more would not fit a page's
+    # width with their intervals, so then a row per run and kind, a column per size
+    by_kind = len(sizes) > 2
+
+    def cells(row: FcRow) -> list[tuple[Cell, ...]]:
+        head = [row.label] + [row.meta[m] for m in shown_meta]
+        if by_kind:
+            return [tuple((head if kind == "sh" else [Cell("")] * len(head)) + [Cell(kind)]
+                          + [row.em.get((size, kind), Cell(DASH)) for size in sizes]
+                          + ([row.mean.get(kind, Cell(DASH))] if with_mean else []))
+                    for kind in ("sh", "mh")]
+        out = head + [row.em.get((size, kind), Cell(DASH)) for size in sizes
+                      for kind in ("sh", "mh")]
+        if with_mean:
+            out += [row.mean.get(kind, Cell(DASH)) for kind in ("sh", "mh")]
+        return [tuple(out)]
+
+    groups: dict[str, list[tuple[Cell, ...]]] = {}
+    for row in rows:
+        groups.setdefault(row.group, []).extend(cells(row))
+    marks = "".join(r.meta["commit"].mark for r in rows)
+    foot: list[str | Note] = [
+        "EM: substring exact match (%), [95% bootstrap interval]"
+        + ("; mean: over the sizes the run has; — : size not in the run." if with_mean
+           else ".")]
+    runs_note = _runs_note(rows, hidden)
+    if runs_note is not None:
+        foot.append(runs_note)
     if DIRTY in marks:
         foot.append(f"{DIRTY} run from a tree with uncommitted changes, or a test run "
                     "admitted with --allow-dirty.")
@@ -322,16 +470,17 @@ def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None 
         foot.append(f"{UNFROZEN} test run from a configuration not frozen with factres freeze.")
     if abstained:
         foot.append(abstention_footnote(abstained))
-    if groups.get(IMPORTED):
+    imported_rows = [r for r in rows if r.group == IMPORTED]
+    if imported_rows:
         foot.append("imported: another system's predictions, scored by factres score against "
-                    "the rows' gold (second column, plan sets: the system; commit: factres's).")
-    if any(row[1].mark for row in groups.get(IMPORTED, [])):
+                    "the rows' gold (its commit: factres's).")
+    if any(r.label.mark.startswith(PARTIAL) for r in imported_rows):
         foot.append(f"{PARTIAL} some questions have no prediction in the imported files: they "
                     "count as unanswered and wrong (listed in the run's meta.json).")
-    if any(f"({READER_FAILURES}: " in row[3].text for rows in groups.values() for row in rows):
+    if any(f"({READER_FAILURES}: " in r.meta["reader"].text for r in rows):
         foot.append(f"({READER_FAILURES}: N): questions whose reader call failed; they count "
                     "as unanswered.")
-    if any(f"({FALLBACKS}: " in row[1].text for rows in groups.values() for row in rows):
+    if any(f"({FALLBACKS}: " in r.meta["plan sets"].text for r in rows):
         foot.append(f"({FALLBACKS}: N): questions whose plans from that set are the lexicon's, "
                     "because the model planner's call failed.")
     if baseline is not None:
@@ -339,28 +488,39 @@ def fc_table(folders: list[Folder], notes: list[str], baseline: Outcomes | None 
         if untested:
             parts = ["not tested against the baseline (no question in common with it, so no "
                      "arrow can show): "]
-            for i, (name, labels) in enumerate(untested):
-                parts += [name, ": " + ", ".join(labels)
+            for i, (name, cell_labels) in enumerate(untested):
+                parts += [name, ": " + ", ".join(cell_labels)
                           + ("; " if i < len(untested) - 1 else ".")]
             foot.append(Note(tuple(parts)))
     ordered = [tuple(groups[g]) for g in sorted(groups, key=_group_order)]
     titles: tuple[str, ...] = ()
     sources = tuple(used)
-    if references is not None:
-        shown, refs, compared = references
-        entries = [e for e in refs.references if _has_em(e)]
-        if entries:
-            titles = ("",) * len(ordered) + (REFERENCES_TITLE,)
-            ordered.append(tuple(_fc_reference_row(e) for e in entries))
-            foot += _fc_reference_notes(shown, refs, entries, compared)
-            sources += (shown,)
-    headers = ("run", "plan sets", "mode", "reader", "split") \
-        + ("sh", "mh") * (len(SIZES) + 1) + ("commit",)
-    header_groups = ((("", 5),) + tuple((SIZE_LABEL[s], 2) for s in SIZES)
-                     + (("mean", 2), ("", 1)))
+    if entries:
+        titles = ("",) * len(ordered) + (REFERENCES_TITLE,)
+        ordered.append(tuple(line for r in ref_rows for line in cells(r)))
+        foot += _fc_reference_notes(shown, refs, entries, compared, shown_meta)
+        sources += (shown,)
+    if by_kind:
+        headers = ("system",) + shown_meta + ("kind",) + tuple(SIZE_LABEL[s] for s in sizes) \
+            + (("mean",) if with_mean else ())
+        header_groups: tuple[tuple[str, int], ...] = ()
+        align = "l" * (2 + len(shown_meta)) + "r" * (len(sizes) + with_mean)
+    else:
+        headers = ("system",) + shown_meta + ("sh", "mh") * (len(sizes) + with_mean)
+        header_groups = ((("", 1 + len(shown_meta)),) + tuple((SIZE_LABEL[s], 2) for s in sizes)
+                         + ((("mean", 2),) if with_mean else ()))
+        align = "l" * (1 + len(shown_meta)) + "r" * 2 * (len(sizes) + with_mean)
+    # one column of a two-column page holds the system and one size for up to three systems
+    # of names that fit beside the figures; more spans the page, where a long name wraps
+    longest = max(len(r.label.text) for r in rows + ref_rows)
+    wide = (len(sizes) > 1 or len(shown_meta) > 1 or bool(entries) or len(rows) > 3
+            or longest > ONE_COLUMN_NAME)
     return Table("mab-fc", "MemoryAgentBench FactConsolidation: EM (%) per size, one row per "
-                 "run", headers, "lllll" + "r" * 2 * (len(SIZES) + 1) + "l", tuple(ordered),
-                 header_groups, tuple(foot), sources, group_titles=titles)
+                 "run", headers, align, tuple(ordered), header_groups, tuple(foot), sources,
+                 group_titles=titles, float="table*" if wide else "table",
+                 # a published reference's name is long: it wraps in a column of its own width
+                 tex_align=(_WRAP.format("3.5cm") + align[1:])
+                 if entries or longest > WIDE_NAME else "")
 
 
 def _baseline_notes(baseline: Outcomes, used: list[str]) -> list[str | Note]:
@@ -384,30 +544,49 @@ def _reference_marks(e: Reference) -> str:
             + ("" if e.checked else UNCHECKED))
 
 
-def _fc_reference_row(e: Reference) -> tuple[Cell, ...]:
+def _fc_reference_row(e: Reference) -> FcRow:
     """A reference's mab-fc row: its system (marked as mab-ref marks it), its protocol in the
     mode column, its reader, EM per size and mean as the source prints them, and its source
     and place where a run's commit stands."""
     figures = e.figures()
-    row = [Cell(DASH), Cell(e.system, mark=_reference_marks(e)), Cell(e.protocol),
-           Cell(e.reader), Cell(DASH)]
-    for size in SIZES:
-        row += [_covered(figures, f"{size}.sh"), _covered(figures, f"{size}.mh")]
-    row += [_covered(figures, "pooled.sh"), _covered(figures, "pooled.mh"),
-            Cell(f"{e.source}, {e.place}")]
-    return tuple(row)
+    em = {(size, kind): _covered(figures, f"{size}.{kind}") for size in SIZES
+          for kind in ("sh", "mh")}
+    mean = {kind: _covered(figures, f"pooled.{kind}") for kind in ("sh", "mh")}
+    meta = {"run": Cell(DASH), "plan sets": Cell(DASH), "mode": Cell(e.protocol),
+            "reader": Cell(e.reader), "split": Cell(DASH),
+            "commit": Cell(f"{e.source}, {e.place}")}
+    return FcRow(Cell(e.system, mark=_reference_marks(e)), meta, em, mean, "references")
 
 
 def _fc_reference_notes(shown: str, refs: References, entries: list[Reference],
-                        compared: bool) -> list[str | Note]:
+                        compared: bool, columns: Sequence[str] = FC_META) -> list[str | Note]:
     """What the reference rows of mab-fc are, their marks (on a reference's name), protocols
-    and sources, and where their figures were copied from. `shown`: the file's name to cite.
-    Everything the references file says is user text (`Note` parts), escaped per format."""
+    and sources, and where their figures were copied from. `shown`: the file's name to cite;
+    `columns`: the metadata columns shown (a reference's protocol, reader and source go in the
+    mode, reader and commit columns, else in a note). Everything the references file says is
+    user text (`Note` parts), escaped per format."""
+    where = [text for column, text in (("mode", "mode: the reference's protocol"),
+                                       ("commit", "commit: the source and the place in it"))
+             if column in columns]
     foot: list[str | Note] = [
         Note(("published references (the last group): EM (%) as each source prints it, read "
               "from ", shown, ", not computed by factres (no interval, no test against a "
-              "baseline); mode: the reference's protocol; mean: the source's pooled figure; "
-              "commit: the source and the place in it.")),
+              "baseline); mean: the source's pooled figure"
+              + "".join(f"; {w}" for w in where) + "."))]
+    missing = [c for c in ("mode", "reader", "commit") if c not in columns]
+    if missing:
+        pieces: list[tuple[str, bool]] = [("References: ", False)]
+        for i, e in enumerate(entries):
+            said = {"mode": ("protocol ", e.protocol), "reader": ("reader ", e.reader),
+                    "commit": ("source ", f"{e.source}, {e.place}")}
+            pieces += [(e.system, True), (": ", False)]
+            for j, column in enumerate(missing):
+                word, value = said[column]
+                pieces += [(word, False), (value, True),
+                           (", " if j < len(missing) - 1 else "", False)]
+            pieces.append(("; " if i < len(entries) - 1 else ".", False))
+        foot.append(note_of(pieces))
+    foot += [
         f"In the reference rows, — : the source prints no figure (a dash or an empty "
         f"cell); {NOT_COVERED}: a size or figure the source does not cover; "
         f"{NOT_TRANSCRIBED}: not transcribed."]
@@ -498,7 +677,10 @@ def nbest_table(folders: list[Folder], notes: list[str]) -> Table | None:
                     "(no plan set).")
     return Table("mab-nbest", "Plan recall@N against execution success@N, multi-hop",
                  ("run", "source", "N", "added set", "questions", "plan recall@N",
-                  "success@N"), "llrlrrr", tuple(groups), (), tuple(foot), tuple(used))
+                  "success@N"), "llrlrrr", tuple(groups), (), tuple(foot), tuple(used),
+                 float="table*",
+                 # run ids and source names wrap (after their underscores) beside the figures
+                 tex_align=_WRAP.format("3.1cm") + _WRAP.format("3.1cm") + "rlrrr")
 
 
 # ---- mab-ceiling ----------------------------------------------------------------------------
@@ -597,19 +779,23 @@ def ceiling_table(folders: list[Folder], notes: list[str]) -> Table | None:
     if not cells:
         return None
     sizes = sorted({size for _, _, size in cells}, key=_size_order)
+    families = sorted({family for family, _, _ in cells})
+    # one row per size and kind, a group per size: as many columns for four sizes as for one
     groups = []
-    for family in sorted({family for family, _, _ in cells}):
+    for size in sizes:
         rows = []
-        for kind, label in CEILING_KINDS:
-            if not any((family, kind, size) in cells for size in sizes):
-                continue
-            row = [Cell(family or DASH), Cell(label)]
-            for size in sizes:
+        for family in families:
+            for kind, label in CEILING_KINDS:
                 entry = cells.get((family, kind, size))
-                row += [Cell(DASH)] * len(CEILING_COLUMNS) if entry is None else [
-                    Cell(str(entry[c]), mark="" if c != "optimum" or entry["proven"]
-                         else NOT_PROVEN) for c in CEILING_COLUMNS]
-            rows.append(tuple(row))
+                if entry is None:
+                    continue
+                row = [Cell(SIZE_LABEL.get(size, size.upper()))]
+                if len(families) > 1:
+                    row.append(Cell(family or DASH))
+                row.append(Cell(label))
+                row += [Cell(str(entry[c]), mark="" if c != "optimum" or entry["proven"]
+                             else NOT_PROVEN) for c in CEILING_COLUMNS]
+                rows.append(tuple(row))
         groups.append(tuple(rows))
     foot = ["Questions a store keeping one version per key can answer (n: questions; gold "
             "path: questions with one): latest wins keeps the latest version, optimum the "
@@ -617,20 +803,22 @@ def ceiling_table(folders: list[Folder], notes: list[str]) -> Table | None:
             "questions share its choice.",
             "contested keys: keys two questions of the store need in different versions, "
             "counted for a kind when one of its questions needs one."]
+    if len(families) == 1:
+        foot.insert(0, Note(("data: ", families[0] or DASH, ".")))
     if any(not e["proven"] for e in cells.values()):
         foot.append(f"{NOT_PROVEN} not proven optimal: the solver's time limit came first; the "
                     "best policy found (its bound is in ceiling.json).")
-    headers = ("data", "questions") + CEILING_COLUMNS * len(sizes)
-    header_groups = (("", 2),) + tuple((SIZE_LABEL.get(s, s.upper()), len(CEILING_COLUMNS))
-                                       for s in sizes)
+    headers = ("size",) + (("data",) if len(families) > 1 else ()) + ("questions",) \
+        + CEILING_COLUMNS
     return Table("mab-ceiling", "Ceiling of one-version-per-key stores, per size", headers,
-                 "ll" + "r" * len(CEILING_COLUMNS) * len(sizes), tuple(groups), header_groups,
-                 tuple(foot), tuple(used))
+                 "l" * (len(headers) - len(CEILING_COLUMNS)) + "r" * len(CEILING_COLUMNS),
+                 tuple(groups), (), tuple(foot), tuple(used), float="table*")
 
 
 # ---- mab-ref --------------------------------------------------------------------------------
 QUOTED, VENDOR = "†", "‡"      # mab-ref's own marks (in mab-fc they mean other things)
 NOT_COVERED = "n/r"
+NO_FIGURE = (DASH, NOT_COVERED, NOT_TRANSCRIBED)   # a cell that makes no size column appear
 REF_SIZE_COLUMNS = ("sh", "mh", "stale")
 # factres's own stale denominator, as resolver/metrics/scoring.py (`staleness`) counts it.
 FACTRES_STALE = ("single-hop questions whose gold is the final value of their own key (the "
@@ -677,14 +865,18 @@ def _run_stale(row: dict | None) -> Cell:
     return Cell(pct(row["stale_rate"]), f"({row['stale']}/{row['stale_eligible']})")
 
 
-def run_reference_row(folder: Folder) -> tuple[Cell, ...] | None:
-    """A score run's mab-ref row: EM per size and its stale rate with stale/eligible, beside
-    the published figures; None when it has no FactConsolidation source."""
+def run_reference_row(folder: Folder, label: str | None = None) -> tuple[Cell, ...] | None:
+    """A score run's mab-ref row, named `label` (else its label, `label_of`, which says its
+    reader): EM per size and its stale rate with stale/eligible, beside the published
+    figures; None when it has no FactConsolidation source."""
     found = fc_cells(folder.data["metrics"])
     if found is None:
         return None
     cells, pooled = found
-    name, mode, reader, _ = run_label(folder)
+    name, mode, _, _ = run_label(folder)
+    name = Cell(label or label_of(folder.data["meta"]),
+                mark=name.mark if mode == IMPORTED else "")
+    reader = DASH                     # the label names it
     protocol = IMPORTED_PROTOCOL if mode == IMPORTED else FACTRES_PROTOCOL
     if abstention(folder.data["meta"]):
         # its EM counts the questions it abstained from as wrong: marked as mab-fc marks it,
@@ -773,8 +965,9 @@ def _reference_notes(refs: References, runs: list[tuple[Cell, ...]], compared: b
     return foot
 
 
-def ref_table(path: str | Path | None = None,
-              folders: Sequence[Folder] = ()) -> Table | None:
+def ref_table(path: str | Path | None = None, folders: Sequence[Folder] = (),
+              labels: dict[str, str] | None = None,
+              notes: list[str] | None = None) -> Table | None:
     """The published figures, one group per protocol (in the file's order), then the score runs
     given (one row each, after a rule), their stale rates beside the published ones. None when
     the file has no entry: runs alone are no reference table."""
@@ -783,36 +976,92 @@ def ref_table(path: str | Path | None = None,
         return None
     compared = compared_with_transcription(refs, path)
     runs, used, abstained = [], [], []
+    named, _ = run_labels(list(folders), labels)
     for folder in folders:
-        row = run_reference_row(folder)
+        if not folder.data["metrics"].get("scored", True):
+            # a test run's EM was never computed: a row of "unscored" compares nothing
+            if notes is not None:
+                notes.append(f"mab-ref: {folder.name} left out: unscored (a test run)")
+            continue
+        row = run_reference_row(folder, named.get(folder.name))
         if row is not None:
             runs.append(row)
             used.append(folder.name)
             if abstention(folder.data["meta"]):
-                abstained.append((folder.name, abstention(folder.data["meta"])))
+                abstained.append((named[folder.name], abstention(folder.data["meta"])))
     by_protocol: dict[str, list[tuple[Cell, ...]]] = {}
     for e in refs.references:
         by_protocol.setdefault(e.protocol, []).append(_reference_row(e))
-    groups = [tuple(rows) for rows in by_protocol.values()]
+    # the protocol heads its group (a column of its own would repeat it on every row), the
+    # reader or model follows the system's name
+    groups = [tuple(_with_reader(row) for row in rows) for rows in by_protocol.values()]
+    titles = [f"protocol {p}" for p in by_protocol]
     if runs:
-        groups.append(tuple(runs))
-    headers = ("system", "reader/model", "protocol") \
-        + REF_SIZE_COLUMNS * len(SIZES) + ("sh", "mh", "source")
-    header_groups = ((("", 3),) + tuple((SIZE_LABEL[s], len(REF_SIZE_COLUMNS)) for s in SIZES)
-                     + (("mean", 2), ("", 1)))
+        groups.append(tuple(_with_reader(row) for row in runs))
+        titles.append(f"runs scored by factres (protocols {FACTRES_PROTOCOL} and "
+                      f"{IMPORTED_PROTOCOL})")
+    headers = ("system (reader/model)",) + REF_SIZE_COLUMNS * len(SIZES) + ("sh", "mh", "source")
+    spans = [("", 1)] + [(SIZE_LABEL[s], len(REF_SIZE_COLUMNS)) for s in SIZES] \
+        + [("mean", 2), ("", 1)]
+    # a figure column no row fills (every cell "n/r", "—" or "n/t") is left out
+    rows = [row for group in groups for row in group]
+    keep = [i for i in range(len(headers))
+            if i == 0 or i == len(headers) - 1 or any(r[i].text not in NO_FIGURE for r in rows)]
+    start, kept_spans = 0, []
+    for label, span in spans:
+        n = sum(1 for i in keep if start <= i < start + span)
+        if n:
+            kept_spans.append((label, n))
+        start += span
+    groups = [tuple(tuple(row[i] for i in keep) for row in group) for group in groups]
+    dropped = [f"{_span_of(spans, i)} {headers[i]}".strip() for i in range(len(headers))
+               if i not in keep]
+    foot = _reference_notes(refs, runs, compared, abstained)
+    if dropped:
+        foot.append(f"Columns no row fills are left out: {', '.join(dropped)}.")
+    figures = "r" * (len(keep) - 2)
     return Table("mab-ref", "Published reference points, FactConsolidation EM and stale rate "
-                 "(%), grouped by protocol, with factres's runs", headers,
-                 "lll" + "r" * (len(REF_SIZE_COLUMNS) * len(SIZES) + 2) + "l", tuple(groups),
-                 header_groups, tuple(_reference_notes(refs, runs, compared, abstained)), (shown, *used))
+                 "(%), grouped by protocol, with factres's runs",
+                 tuple(headers[i] for i in keep), "l" + figures + "l", tuple(groups),
+                 tuple(kept_spans), tuple(foot), (shown, *used), group_titles=tuple(titles),
+                 float="table*",
+                 # names and sources wrap in columns of their own width: the figures fit
+                 # the page's width beside them
+                 tex_align=_WRAP.format("3.3cm") + figures + _WRAP.format("2.4cm"),
+                 tex_size=r"\scriptsize")
+
+
+def _with_reader(row: tuple[Cell, ...]) -> tuple[Cell, ...]:
+    """A mab-ref row (system, reader/model, protocol, figures...) as the table shows it: the
+    reader or model in brackets after the system's name, the protocol left to the group."""
+    system, reader = row[0], row[1].text
+    text = system.text if reader in ("", "none", DASH) else f"{system.text} ({reader})"
+    return (replace(system, text=text),) + row[3:]
+
+
+_WRAP = r">{{\raggedright\arraybackslash}}p{{{}}}"   # a column whose text wraps (array)
+
+
+def _span_of(spans: list[tuple[str, int]], index: int) -> str:
+    """The header group (a size, "mean") column `index` sits under."""
+    start = 0
+    for label, span in spans:
+        if start <= index < start + span:
+            return label
+        start += span
+    return ""
 
 
 # ---- building and writing -------------------------------------------------------------------
 def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool = False,
           references: str | Path | None = None, baseline: Outcomes | None = None,
-          with_references: bool = False) -> tuple[list[Table], list[str]]:
+          with_references: bool = False, columns: Sequence[str] = (),
+          labels: dict[str, str] | None = None) -> tuple[list[Table], list[str]]:
     """The tables named (in TABLES order) and notes on what was left out. A table without
     input is skipped with a note, or, when asked for explicitly, an InputError. `baseline`
-    marks mab-fc's significant cells; `with_references` adds the references to mab-fc."""
+    marks mab-fc's significant cells; `with_references` adds the references to mab-fc;
+    `columns` (FC_META names) are mab-fc's metadata columns, `labels` (run -> text) its row
+    names."""
     notes: list[str] = []
     by_kind = {kind: [f for f in folders if f.kind == kind] for kind in (SCORE, NBEST, CEILING)}
     refs = None
@@ -820,7 +1069,8 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
         shown, loaded = load_references(references)
         refs = (shown, loaded, compared_with_transcription(loaded, references))
     # name -> (builder, the folder it needs, how to make one)
-    builders = {"mab-fc": (lambda: fc_table(by_kind[SCORE], notes, baseline, refs),
+    builders = {"mab-fc": (lambda: fc_table(by_kind[SCORE], notes, baseline, refs, columns,
+                                            labels),
                            "score run", "make one with `factres run` or `factres score`"),
                 "mab-nbest": (lambda: nbest_table(by_kind[NBEST], notes),
                               "oracle nbest folder (nbest.json)",
@@ -830,7 +1080,8 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
                                 "oracle ceiling folder (ceiling.json)",
                                 "make one with `factres oracle ceiling [--data ROWS]` (it writes "
                                 "<results>/oracle-ceiling-<sizes>/) and name it"),
-                "mab-ref": (lambda: ref_table(references, by_kind[SCORE]), "references entry",
+                "mab-ref": (lambda: ref_table(references, by_kind[SCORE], labels, notes),
+                            "references entry",
                             "see --references")}
     unknown = [n for n in names if n not in builders]
     if unknown:
@@ -860,32 +1111,32 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
     return out, notes
 
 
-# The preview's preamble. Names keep their Unicode (escape.latex leaves UTF-8 as it is): under
-# lualatex or xelatex fontspec sets every character its font has; under pdflatex a character no
-# loaded font encoding has (CJK, emoji, ...) prints as "?" instead of stopping the build (the
-# error macro of LaTeX's UTF-8 input is redefined), so any name compiles either way.
-PREVIEW_PREAMBLE = (r"\documentclass{article}", r"\usepackage{iftex}", r"\ifPDFTeX",
-                    r"  \usepackage[T1]{fontenc}", r"  \usepackage[utf8]{inputenc}",
+# The preview's preamble: a two-column paper (11 pt, 6.3 in of text in two columns of 3.03 in,
+# as ACL's template sets them). Names keep their Unicode (escape.latex leaves UTF-8 as it is):
+# under lualatex or xelatex fontspec sets every character its font has; under pdflatex a
+# character no loaded font encoding has (CJK, emoji, ...) prints as "?" instead of stopping the
+# build (the error macro of LaTeX's UTF-8 input is redefined), so any name compiles either way.
+PREVIEW_PREAMBLE = (r"\documentclass[11pt,twocolumn]{article}", r"\usepackage{iftex}",
+                    r"\ifPDFTeX", r"  \usepackage[T1]{fontenc}", r"  \usepackage[utf8]{inputenc}",
                     r"  \makeatletter\def\UTFviii@undefined@err#1{?}\makeatother", r"\else",
                     r"  \usepackage{fontspec}", r"\fi",
-                    r"\usepackage[landscape,margin=1.5cm]{geometry}", r"\usepackage{booktabs}")
+                    r"\usepackage[letterpaper,textwidth=6.3in,textheight=9.25in,"
+                    r"columnsep=0.24in]{geometry}", r"\usepackage{booktabs}",
+                    r"\usepackage{array}")
 
 
 def preview_document(tables: list[Table]) -> str:
-    """A LaTeX document that \\input{}s every table, each in a table float with its caption:
-    compile it (pdflatex, lualatex or xelatex) to see the tables as a paper shows them. A table
-    wider than the page (mab-ref's many columns) is scaled down to the text width, as a paper
-    would \\resizebox it."""
+    """A two-column paper that \\input{}s every table as it is written (each .tex is its own
+    float: `table` in one column, `table*` across both), with no resizing: compile it
+    (pdflatex, lualatex or xelatex) to see the tables as a paper shows them; an "Overfull
+    \\hbox" in its log would be a table wider than its place."""
     lines = ["% compile with pdflatex (a character its fonts lack prints as ?), or lualatex or "
-             "xelatex", *PREVIEW_PREAMBLE, r"\usepackage{graphicx}", r"\newsavebox{\factrestable}",
-             r"\newcommand{\fitwidth}[1]{\sbox{\factrestable}{#1}\ifdim\wd\factrestable>"
-             r"\linewidth\resizebox{\linewidth}{!}{\usebox{\factrestable}}\else"
-             r"\usebox{\factrestable}\fi}", r"\begin{document}"]
+             "xelatex", *PREVIEW_PREAMBLE, r"\begin{document}"]
     for t in tables:
-        lines += [r"\begin{table}[ht]", r"\centering\small",
-                  r"\caption{" + escape.latex(t.caption) + "}", r"\label{tab:" + t.table_id + "}",
-                  r"\fitwidth{\input{" + t.table_id + ".tex}}", r"\end{table}"]
-    lines += [r"\end{document}"]
+        lines += [r"\input{" + t.table_id + ".tex}"]
+    # text for the one-column floats to sit beside
+    lines += [r"The tables: " + ", ".join(r"Table~\ref{tab:" + t.table_id + "}"
+                                          for t in tables) + ".", r"\end{document}"]
     return "\n".join(lines) + "\n"
 
 
@@ -910,11 +1161,15 @@ def make_tables(refs: tuple[str, ...] = (), *, results: str | Path | None = None
                 out: str | Path | None = None, formats: tuple[str, ...] = ("md", "latex"),
                 names: tuple[str, ...] = (), references: str | Path | None = None,
                 plot: bool = False, baseline: str | Path | None = None,
-                with_references: bool = False) -> Report:
+                with_references: bool = False, columns: Sequence[str] = (),
+                labels: Sequence[str] = ()) -> Report:
     """`factres tables`: gather the folders, build the tables (all, or `names`, which must
     then each have input), write them, and with `plot` the figures. `baseline` (a run id or
     folder, which must be scored) marks mab-fc's cells that differ from it significantly;
-    `with_references` adds the published references to mab-fc."""
+    `with_references` adds the published references to mab-fc; `columns` chooses mab-fc's
+    metadata columns (`fc_columns`), `labels` ("RUN=TEXT") names its rows."""
+    chosen = fc_columns(columns)
+    named = parse_labels(labels)
     target = Path(out) if out is not None else results_root(results) / DEFAULT_OUT
     # before any folder is read
     ensure_writable(target, "a writable tables folder (--out, else <results dir>/tables)")
@@ -922,8 +1177,10 @@ def make_tables(refs: tuple[str, ...] = (), *, results: str | Path | None = None
     base = outcomes(read_run(baseline, results)) if baseline is not None else None
     skipped: list[Skipped] = []
     folders = gather(refs, results, skipped)
+    given = {_folder_name(ref, folders, refs): text for ref, text in named.items()}
     tables, notes = build(folders, names or TABLES, explicit=bool(names), references=references,
-                          baseline=base, with_references=with_references)
+                          baseline=base, with_references=with_references, columns=chosen,
+                          labels=given)
     # what the reader could not check of a run (its data not found, no traces): said
     read_notes = [n for f in folders if f.kind == SCORE for n in f.data["run_folder"].notes]
     report = Report(write(tables, target, formats),
@@ -932,7 +1189,8 @@ def make_tables(refs: tuple[str, ...] = (), *, results: str | Path | None = None
                     [f"skipped {s.name}: {s.reason}" for s in skipped if not s.foreign])
     if plot:
         from resolver.report.figures import write_figures
-        written, plot_notes = write_figures(folders, target)
+        written, plot_notes = write_figures(folders, target,
+                                            base.path if base is not None else None, given)
         report.written += written
         report.notes += plot_notes
     # a partial build (one table, one format) leaves the others as an earlier build wrote them:

@@ -44,12 +44,21 @@ schema; nothing above. The loader and the search records are imported where they
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from resolver.errors import FEW, FactresError, ForeignFolderError, InputError, first_few
+import resolver.hub as hub
+from resolver.errors import (
+    FEW,
+    FactresError,
+    FactresNote,
+    ForeignFolderError,
+    InputError,
+    first_few,
+)
 from resolver.results import derived
 from resolver.results import result_schema as schema
 from resolver.results.result_schema import (
@@ -154,9 +163,14 @@ def locate(ref: str, results_dir: str | Path | None = None, what: str = "run",
         raise InputError(f"no {what if what == 'folder' else what + ' folder'} {str(ref)!r}",
                          expected=LOOKUP)
     roots = lookup_roots(results_dir)
-    for root in roots:
-        if (root / str(ref)).is_dir():
-            return root / str(ref)
+    found = [root / str(ref) for root in roots if (root / str(ref)).is_dir()]
+    if len(found) > 1:
+        # a folder made before new folders were kept from taking committed names (or copied
+        # in by hand) hides the committed one: which one is read is said, never left silent
+        warnings.warn(FactresNote(f"{ref} is in {found[0].parent}/ and in the committed "
+                                  f"{found[1].parent}/: read {found[0]}"), stacklevel=2)
+    if found:
+        return found[0]
     raise unknown(str(ref), roots, what=what, runs_only=runs_only)
 
 
@@ -258,7 +272,7 @@ def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
         ForeignFolderError: a meta.json another tool wrote (an `InputError`).
     """
     path = find_run(ref, results_dir)
-    meta = _read_meta(path)
+    meta = read_meta(path)
     imported = run_kind(meta) == IMPORTED_KIND
     metrics = read_json(path / METRICS_FILE, schema.MetricsJson)
     rows, lines = read_jsonl_lines(path / PREDICTIONS_FILE, schema.ImportedPredictionRow
@@ -274,7 +288,9 @@ def read_run(ref: str | Path, results_dir: str | Path | None = None, *,
     return run
 
 
-def _read_meta(path: Path) -> dict:
+def read_meta(path: Path) -> dict:
+    """A run folder's meta.json, validated against its schema (a resolver run's or an imported
+    run's); another tool's meta.json is a ForeignFolderError."""
     file = path / META_FILE
     meta = loads(file.read_bytes(), path=str(file))
     if isinstance(meta, dict) and meta.get("schema") not in RUN_SCHEMAS:
@@ -448,6 +464,8 @@ def locate_data(name: str, meta: dict, run_path: Path) -> str:
         raise InputError(f"meta.json records no sha256 for its data file {name}",
                          path=str(run_path / META_FILE),
                          expected="data_sha256 naming every file of data")
+    if hub.is_hub(name):
+        return name         # rows of the hub: their sha256 is checked once loaded (load_run_data)
     given = Path(name)
     recorded = given if given.is_absolute() else Path(meta.get("cwd") or ".") / given
     candidates = [recorded]
@@ -621,6 +639,14 @@ def _check_against_data(run: RunFolder) -> None:
         run.notes.append(f"{run.name}: meta.json names no data file: its questions and gold "
                          "are not compared with any data")
         return
+    remote = [p for p in paths if hub.is_hub(p)]
+    if remote:
+        # loading a dataset through the datasets library for every table is slow, and needs
+        # the hub or its cache: the commands that re-read the data check it (load_run_data)
+        run.notes.append(f"{run.name}: its questions and gold are compared with the rows of "
+                         f"{', '.join(remote)} only by the commands that load them (explain, "
+                         "the oracle)")
+        return
     questions: dict[str, tuple[str, tuple[str, ...] | None]] = {}
     found = []
     for name in paths:
@@ -660,6 +686,12 @@ def load_run_data(run: RunFolder) -> tuple[Dataset, Gold]:
         raise InputError("meta.json names no data files", path=str(run.path / META_FILE),
                          expected='a "data" list of haystack paths')
     dataset, gold = load([locate_data(p, run.meta, run.path) for p in paths])
+    for name in (p for p in paths if hub.is_hub(p)):
+        if dataset.files_sha256[name] != run.meta["data_sha256"][name]:
+            raise InputError(f"the rows of {name} have changed since the run: their sha256 is "
+                             f"{dataset.files_sha256[name]}, the run recorded "
+                             f"{run.meta['data_sha256'][name]}", path=str(run.path / META_FILE),
+                             expected="the data the run was made from")
     questions = {q.qid: q for q in dataset.questions}
     for row in run.predictions:
         question = questions.get(row["qid"])

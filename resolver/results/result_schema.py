@@ -173,6 +173,8 @@ class ProtocolRecord(TypedDict):
 class MetaJson(TypedDict):
     schema: str                    # META_SCHEMA
     run_id: str
+    label: NotRequired[str]        # `factres run --name`: the run's rows in the tables (without
+                                   # it, `label_of` derives one from the mode)
     created_utc: str               # ISO 8601; metadata only, never hashed
     config_sha256: str             # sha256 of `config_identity`; default run ids carry its
                                    # first 8 hex digits
@@ -615,3 +617,21 @@ def incomplete(folder: Path) -> str | None:
 def run_kind(meta: dict) -> str:
     """What wrote a run folder: IMPORTED_KIND or RESOLVER_KIND (the default)."""
     return meta.get("kind") or RESOLVER_KIND
+
+
+def run_mode(meta: dict) -> str:
+    """How a run answered: "search" or "plain" (a resolver run's mode), or IMPORTED_KIND."""
+    if run_kind(meta) == IMPORTED_KIND:
+        return IMPORTED_KIND
+    return (meta.get("config") or {}).get("mode") or "search"
+
+
+def label_of(meta: dict) -> str:
+    """How tables and `factres runs` name a run: its label (`factres run --name`), an imported
+    run's system name, else "factres <mode>" with its reader when it has one."""
+    if meta.get("label"):
+        return meta["label"]
+    if run_kind(meta) == IMPORTED_KIND:
+        return meta.get("system") or "?"
+    reader = meta.get("reader") or "none"
+    return f"factres {run_mode(meta)}" + (f" + {reader}" if reader != "none" else "")

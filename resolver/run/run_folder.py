@@ -4,7 +4,9 @@ temporary folder and renamed into place. (Reading one back is `reader`'s.)
 - The results folder is checked for writing before a run does any work.
 - A run id is claimed atomically by creating `<results>/.tmp-<run-id>/` (mkdir either creates
   it or fails), so two runs started together never pick the same id: a default id takes the
-  next free suffix (-2, -3, ...), an explicit id that is taken is an error.
+  next free suffix (-2, -3, ...), an explicit id that is taken is an error. A name the
+  repository's committed results/ holds counts as taken (`taken`): a new folder never shadows
+  a committed one, which a lookup by id would otherwise stop finding.
 - The temporary folder holds a marker, `.incomplete` (who writes it: pid, host, start time).
   Every reader refuses a folder that has the marker or a `.tmp-` name, so a run killed before
   or at its final rename never passes for a result. Such folders are removed by a later run
@@ -42,6 +44,7 @@ from resolver.results.result_schema import (
     TABLES_DIR,
     TMP_PREFIX,
     TRACES_FILE,
+    committed_results,
     dumps,
     dumps_lines,
 )
@@ -49,6 +52,23 @@ from resolver.run import tables
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 STALE_AFTER_S = 24 * 3600       # a temporary folder younger than this is never removed
+
+
+def committed_elsewhere(root: Path) -> Path | None:
+    """The repository's committed results/ when it is not `root` itself (the repository's own
+    runs are written there with `--results-dir results`)."""
+    committed = committed_results()
+    if committed is None or committed.resolve() == root.resolve():
+        return None
+    return committed
+
+
+def taken(root: Path, name: str) -> bool:
+    """Whether a new folder `<root>/<name>` may not be made: it exists, or the committed
+    results/ holds a folder of that name (a lookup by id reads the results folder first, so the
+    new one would hide the committed one)."""
+    committed = committed_elsewhere(root)
+    return (root / name).exists() or (committed is not None and (committed / name).exists())
 
 
 def check_run_id(root: Path, run_id: str) -> None:
@@ -64,6 +84,11 @@ def check_run_id(root: Path, run_id: str) -> None:
     if (root / run_id).exists():
         raise RunExistsError(f"run {run_id!r} exists in {root}/: results are never "
                              "overwritten; choose another --run-id or omit it")
+    committed = committed_elsewhere(root)
+    if committed is not None and (committed / run_id).exists():
+        raise RunExistsError(f"{run_id!r} is a committed folder in {committed}/: a new run of "
+                             "that name would hide it from every lookup by id; choose another "
+                             "--run-id or omit it")
 
 
 def ensure_writable(root: Path, expected: str = "a writable results folder (--results-dir or "
@@ -285,7 +310,7 @@ def claim(root: Path, run_id: str | None = None, base: str | None = None) -> Cla
         return Claim(root, run_id, tmp)
     candidate, n = base, 1
     while True:
-        if not (root / candidate).exists():
+        if not taken(root, candidate):
             tmp = reserve(root, candidate)
             if tmp is not None:
                 return Claim(root, candidate, tmp)
@@ -305,9 +330,8 @@ def write_run(claimed: Claim, meta: dict, rows: list[dict], traces: list[dict],
         write_file(tmp / TRACES_FILE, dumps_lines(traces))
         if readout is not None:
             write_file(tmp / READOUT_FILE, dumps_lines(readout))
-        abstained = tables.abstention(meta)
-        write_file(tmp / TABLE_MD_FILE, tables.markdown(metrics["rows"], abstained))
-        write_file(tmp / TABLE_TEX_FILE, tables.latex(metrics["rows"], abstained))
+        write_file(tmp / TABLE_MD_FILE, tables.score_table(meta, metrics["rows"], "md"))
+        write_file(tmp / TABLE_TEX_FILE, tables.score_table(meta, metrics["rows"], "latex"))
         write_file(tmp / METRICS_FILE, dumps(metrics))
         finish(tmp, final, f"run {claimed.run_id!r}")
     except BaseException:

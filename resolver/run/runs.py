@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+import resolver.hub as hub
 from resolver._version import __version__
 from resolver.errors import ArchiveError, InputError, LaneFailedError, UnparsedLinesError, clip
 from resolver.haystack import Dataset, Gold, load, sha256_bytes
@@ -69,7 +70,7 @@ class Run:
 
     @property
     def table(self) -> str:
-        return tables.markdown(self.metrics["rows"], tables.abstention(self.meta))
+        return tables.score_table(self.meta, self.metrics["rows"])
 
 
 # ---- hashing and provenance -----------------------------------------------------------------
@@ -252,7 +253,7 @@ def _check_split(config: RunConfig, dataset: Dataset, gold: Gold) -> Gold | None
         raise InputError(f"unknown split {config.split!r}", expected=" or ".join(SPLITS))
     if not dataset.questions:
         raise InputError("the data has no questions: nothing to resolve (a bare context?)",
-                         path=dataset.paths[0], expected="rows with questions")
+                         path=dataset.paths[0], expected=f"rows with questions; {hub.HINT}")
     if config.split == "test":
         return None          # the test split's gold is never read
     missing = [q.qid for q in dataset.questions if not gold[q.qid]]
@@ -301,18 +302,29 @@ def _describe(lane) -> dict | None:
     return describe() if describe else {"name": lane.name}
 
 
-def _default_id(config_sha: str, dataset: Dataset, split: str) -> str:
+def _default_id(config_sha: str, dataset: Dataset, split: str, mode: str) -> str:
+    """`<split>-<sizes>-<mode>-<hash>`: a plain run and a search run are told apart by name."""
     sizes = sorted({q.size for q in dataset.questions}, key=scoring.size_order)
     tag = "-".join(s for s in sizes if s != "unknown") or "data"
-    return f"{split}-{tag}-{config_sha[:8]}"
+    return f"{split}-{tag}-{mode}-{config_sha[:8]}"
+
+
+def check_label(label: str | None, option: str = "--name") -> str | None:
+    """A run's label as given (`factres run --name`): None, or text with something to show."""
+    if label is not None and not label.strip():
+        raise InputError(f"{option} {label!r} is empty", expected="a label for the run's "
+                         "rows in the tables, or no " + option)
+    return label
 
 
 def execute(config: RunConfig, *, results: str | Path | None = None,
             run_id: str | None = None, progress: Progress | None = None,
-            use_cache: bool = True) -> Run:
+            use_cache: bool = True, label: str | None = None) -> Run:
     """Resolve, score and record one run; return it. The run folder is complete on return.
-    Everything that can refuse the run is checked before the first question is resolved."""
+    Everything that can refuse the run is checked before the first question is resolved.
+    `label` names the run's rows in the tables (meta.json `label`; `factres run --name`)."""
     root = results_root(results)
+    check_label(label)
     config, protocol = admit(config)       # refuses test runs outside the protocol
     if run_id is not None:
         check_run_id(root, run_id)
@@ -340,12 +352,13 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
     if config.abstain_below is not None:        # absent otherwise: earlier ids stay as they were
         identity["abstain_below"] = config.abstain_below
     config_sha = sha256_bytes(dumps(identity))
-    claimed = run_folder.claim(root, run_id, _default_id(config_sha, dataset, config.split))
+    claimed = run_folder.claim(root, run_id, _default_id(config_sha, dataset, config.split,
+                                                         config.mode))
     try:
         return _run(config, claimed, dataset, gold, plan_sets, set_records, reader, repairer,
                     progress, {"protocol": protocol, "identity": identity,
                                "config_sha256": config_sha, "unparsed": unparsed,
-                               "warnings": warnings})
+                               "warnings": warnings, "label": label})
     except BaseException:
         claimed.release()
         raise
@@ -455,6 +468,8 @@ def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: G
             "versions": package_versions(), "git": {"commit": protocol["commit"],
                                              "dirty": protocol["dirty"]},
             "protocol": protocol}
+    if record["label"] is not None:      # absent otherwise: the tables derive one
+        meta["label"] = record["label"]
     path = write_run(claimed, meta, rows, traces, metrics, readout_rows(dataset, predictions))
     return Run(run_id, path, meta, metrics, rows)
 

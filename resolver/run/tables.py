@@ -12,11 +12,12 @@ are `%` comments at its top (HTML comments in Markdown).
 Percentages have one decimal; an unscored run shows "unscored", a missing figure an em dash."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
 import resolver.escape as escape
-from resolver.results.result_schema import IMPORTED_KIND, MetricsRow, run_kind
+from resolver.results.result_schema import IMPORTED_KIND, MetricsRow, run_kind, run_mode
 
 DASH = "—"
 
@@ -30,6 +31,8 @@ class Cell:
     mark: str = ""
     own: bool = False       # text factres composed (a figure and its interval): Markdown shows
     #                         its brackets as written; user text (a name) is escaped
+    tex: str = ""           # the same text as LaTeX factres composed (math: "$<10^{-4}$"),
+    #                         used instead of the escaped text
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,14 @@ class Table:
     comment: bool = field(default=True)               # write the caption/sources comment
     group_titles: tuple[str, ...] = ()                # a heading row over a group ("" none):
     #                                                   factres's own words, one per group
+    tex_align: str = ""                               # LaTeX's column spec, when not `align`
+    #                                                   (columns that wrap: needs array)
+    tex_size: str = r"\small"                         # a float's type size
+    float: str = ""                                   # LaTeX: "" a bare tabular, notes as its
+    #                                                   last rows; "table" (one column of a
+    #                                                   two-column page) or "table*" (both): the
+    #                                                   float with caption, label and the notes
+    #                                                   as a paragraph that wraps at its width
 
     def __post_init__(self) -> None:
         width = len(self.headers)
@@ -141,12 +152,16 @@ def markdown_table(table: Table) -> str:
 
 
 # ---- LaTeX ----------------------------------------------------------------------------------
+_TABCOLSEP = "3pt"              # a paper table's column gap (LaTeX's default is 6pt)
 _MARKS = {"†": r"\dag", "‡": r"\ddag", "§": r"\S", "¶": r"\P",
           "↑": r"\ensuremath{\uparrow}", "↓": r"\ensuremath{\downarrow}"}
 
 
-def _tex_cell(cell: Cell, align: str) -> str:
-    text = escape.latex(cell.text)
+def _tex_cell(cell: Cell, align: str, wraps: bool = False) -> str:
+    text = cell.tex or escape.latex(cell.text)
+    if wraps:
+        # a column that wraps may break a long name after its underscores too
+        text = text.replace(r"\_", r"\_\allowbreak{}")
     if cell.mark:
         text += (r"\textsuperscript{" + "".join(_MARKS.get(m, escape.latex(m)) for m in cell.mark)
                  + "}")
@@ -172,12 +187,28 @@ def _tex_note(note: str | Note) -> str:
 
 def latex_table(table: Table) -> str:
     """A booktabs `tabular` for `\\input{}`: \\midrule between row groups, notes as final
-    \\multicolumn rows in \\footnotesize."""
+    \\multicolumn rows in \\footnotesize; or, for a table with a `float`, that float, ready to
+    `\\input{}` where the table goes: caption and label (`tab:<id>`), the tabular, and the notes
+    as a footnote-size paragraph below it, which wraps at the float's width."""
     width = len(table.headers)
+    # which columns wrap (p{...} in tex_align): their cells may break after an underscore
+    wraps = [kind == "p" for kind in re.findall(
+        r"p(?=\{)|[lrc](?![^{]*\})", re.sub(r"[@>]\{(?:[^{}]|\{[^{}]*\})*\}", "",
+                                             table.tex_align))] or [False] * width
     out = [f"% {text}" for text in _comments(table, escape.latex_comment)]
     if out:
-        out.append(r"% needs \usepackage{booktabs}")
-    out += [r"\begin{tabular}{" + table.align + "}", r"\toprule"]
+        out.append(r"% needs \usepackage{booktabs}" + (r" and \usepackage{array}"
+                                                        if table.tex_align else ""))
+    if table.float:
+        out += [r"\begin{" + table.float + "}[tbp]", r"\centering" + table.tex_size,
+                r"\setlength{\tabcolsep}{" + _TABCOLSEP + "}",
+                r"\caption{" + escape.latex(table.caption) + "}",
+                r"\label{tab:" + table.table_id + "}"]
+    # a float's tabular has no padding outside its first and last columns: it is as wide as
+    # its columns, flush with the text
+    align = table.tex_align or table.align
+    align = f"@{{}}{align}@{{}}" if table.float else align
+    out += [r"\begin{tabular}{" + align + "}", r"\toprule"]
     if table.header_groups:
         cells, rules, start = [], [], 1
         for label, span in table.header_groups:
@@ -200,11 +231,19 @@ def latex_table(table: Table) -> str:
             out.append(r"\multicolumn{" + str(width) + r"}{@{}l}{\textit{" + escape.latex(title)
                        + r"}} \\")
         for row in group:
-            line = " & ".join(_tex_cell(c, a) for c, a in zip(row, table.align))
+            line = " & ".join(_tex_cell(c, a, w) for c, a, w in zip(row, table.align, wraps))
             # `\\` and the rules before a row look past spaces and the line break for an
             # optional [<length>]: a row opening with "[" (a name) must not be read as one
             out.append(("{}" if line.lstrip().startswith("[") else "") + line + r" \\")
     out.append(r"\bottomrule")
+    if table.float:
+        out.append(r"\end{tabular}")
+        if table.notes:
+            out += [r"\par\smallskip", r"{\footnotesize\raggedright"]
+            out += [_tex_note(note) + r"\par" for note in table.notes]
+            out.append("}")
+        out.append(r"\end{" + table.float + "}")
+        return "\n".join(out) + "\n"
     for note in table.notes:
         # A zero-width box: a note longer than the table must not stretch its last column.
         out.append(r"\multicolumn{" + str(width) + r"}{@{}l}{\makebox[0pt][l]{\footnotesize "
@@ -214,10 +253,6 @@ def latex_table(table: Table) -> str:
 
 
 # ---- a run's score table (result_schema.MetricsRow) -----------------------------------------
-HEADERS = ("source/size", "kind", "reader", "n", "EM (95% CI)", "answered", "stale rate")
-_ALIGN = "lllrrrr"
-
-
 def pct(x: float | None) -> str:
     """A share as a percentage with one decimal; an em dash for a missing figure."""
     return DASH if x is None else f"{100 * x:.1f}"
@@ -233,22 +268,52 @@ def em_text(row: MetricsRow) -> str:
     return em
 
 
-def cells(row: MetricsRow) -> tuple[str, ...]:
-    """The seven table cells of a metrics row, as text."""
+def _stale_text(row: MetricsRow) -> str:
     if row["stale_rate"] is not None and row["pooled"] and len(row["sizes"]) > 1:
         # the rate is the mean over sizes, as EM is; the count pools the questions, so it is
         # said to be a different thing rather than left to read as the rate's fraction
-        stale = (f"{pct(row['stale_rate'])} (mean over sizes; "
-                 f"{row['stale']}/{row['stale_eligible']} pooled)")
-    elif row["stale_rate"] is not None:
-        stale = f"{pct(row['stale_rate'])} ({row['stale']}/{row['stale_eligible']})"
-    else:
-        stale = DASH
+        return (f"{pct(row['stale_rate'])} (mean over sizes; "
+                f"{row['stale']}/{row['stale_eligible']} pooled)")
+    if row["stale_rate"] is not None:
+        return f"{pct(row['stale_rate'])} ({row['stale']}/{row['stale_eligible']})"
+    return DASH
+
+
+def _source_text(row: MetricsRow) -> str:
     label = row["label"]
-    if row["pooled"]:
-        label += f" ({'+'.join(row['sizes'])})"
-    return (label, row["kind"], row["reader"], str(row["n"]), em_text(row),
-            pct(row["answered"]), stale)
+    return label + (f" ({'+'.join(row['sizes'])})" if row["pooled"] else "")
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of the score table: its header, alignment, its cell's text from a metrics row
+    and the run's mode, and whether that text is factres's own (a figure: Markdown keeps its
+    brackets) rather than a name."""
+    header: str
+    align: str
+    text: Callable[[MetricsRow, str], str]
+    own: bool = False
+
+
+# The score table's columns, in order: the one place they are chosen (the EM column carries the
+# --abstain-below mark). `answered`: the share of the row's questions given a non-empty answer.
+COLUMNS = (
+    Column("source/size", "l", lambda r, mode: _source_text(r)),
+    Column("kind", "l", lambda r, mode: r["kind"]),
+    Column("mode", "l", lambda r, mode: mode),
+    Column("reader", "l", lambda r, mode: r["reader"]),
+    Column("n", "r", lambda r, mode: str(r["n"]), own=True),
+    Column("EM (95% CI)", "r", lambda r, mode: em_text(r), own=True),
+    Column("answered", "r", lambda r, mode: pct(r["answered"]), own=True),
+    Column("stale rate", "r", lambda r, mode: _stale_text(r), own=True),
+)
+HEADERS = tuple(c.header for c in COLUMNS)
+EM_COLUMN = "EM (95% CI)"
+
+
+def cells(row: MetricsRow, mode: str = "search") -> tuple[str, ...]:
+    """The score table's cells of a metrics row, as text."""
+    return tuple(c.text(row, mode) for c in COLUMNS)
 
 
 ABSTAINS = "¶"                 # a run made with --abstain-below, as every table marks it
@@ -271,40 +336,49 @@ def abstention_note(abstained: tuple[str, int, int]) -> str:
             "left unanswered (their label was below it) and count as wrong.")
 
 
-def metrics_table(rows: list[MetricsRow],
-                  abstained: tuple[str, int, int] | None = None,
-                  reads: ReadSizes | None = None) -> Table:
-    """A run's score table: the per-source rows, then (after a rule) the pooled rows. A run
+def metrics_table(rows: list[MetricsRow], abstained: tuple[str, int, int] | None = None,
+                  mode: str = "search", reads: "ReadSizes | None" = None) -> Table:
+    """A run's score table (`COLUMNS`): the per-source rows, then (after a rule) the pooled
+    rows; `mode` is the run's ("search", "plain" or "imported": result_schema.run_mode). A run
     made with --abstain-below (`abstention`) has its EM cells marked, with a footnote. `reads`
     (`read_sizes`) adds the mean read size as a last column, with a footnote."""
     mark = ABSTAINS if abstained else ""
+
     def row(r: MetricsRow) -> tuple[Cell, ...]:
-        # the label and the reader are names; the figures (an interval in brackets) factres's
-        label, kind, reader, *figures = cells(r)
-        n, em, *rest = figures
+        # names as user text; the figures (an interval in brackets) as factres's own
         extra = (Cell(reads.cells.get(r["label"], DASH), own=True),) if reads else ()
-        return (Cell(label), Cell(kind), Cell(reader), Cell(n, own=True),
-                Cell(em, mark=mark if r["em"] is not None else "", own=True)) \
-            + tuple(Cell(f, own=True) for f in rest) + extra
+        return tuple(Cell(c.text(r, mode), own=c.own,
+                          mark=mark if c.header == EM_COLUMN and r["em"] is not None else "")
+                     for c in COLUMNS) + extra
     per_source = tuple(row(r) for r in rows if not r["pooled"])
     pooled = tuple(row(r) for r in rows if r["pooled"])
     notes = (abstention_note(abstained),) if abstained else ()
-    headers, align = HEADERS, _ALIGN
+    headers, align = HEADERS, "".join(c.align for c in COLUMNS)
     if reads:
         headers, align, notes = headers + (READ_HEADER,), align + "r", notes + (reads.note,)
     return Table("run", "", headers, align, (per_source, pooled), notes=notes, comment=False)
 
 
 def markdown(rows: list[MetricsRow], abstained: tuple[str, int, int] | None = None,
-             reads: ReadSizes | None = None) -> str:
-    """A run's score table in GitHub Markdown (`abstained`, `reads`: see `metrics_table`)."""
-    return markdown_table(metrics_table(rows, abstained, reads))
+             mode: str = "search", reads: "ReadSizes | None" = None) -> str:
+    """A run's score table in GitHub Markdown (`abstained`, `mode`, `reads`: see
+    `metrics_table`)."""
+    return markdown_table(metrics_table(rows, abstained, mode, reads))
 
 
 def latex(rows: list[MetricsRow], abstained: tuple[str, int, int] | None = None,
-          reads: ReadSizes | None = None) -> str:
+          mode: str = "search", reads: "ReadSizes | None" = None) -> str:
     """A run's score table as a booktabs tabular; a \\midrule before the pooled rows."""
-    return latex_table(metrics_table(rows, abstained, reads))
+    return latex_table(metrics_table(rows, abstained, mode, reads))
+
+
+def score_table(meta: dict, rows: list[MetricsRow], fmt: str = "md",
+                reads: "ReadSizes | None" = None) -> str:
+    """A run folder's score table from its meta.json and metrics rows, as `factres run`,
+    `factres score` and `factres table` print it and the folder's table.md/.tex hold it
+    (`reads`: the read-size column `factres table --read-size` adds)."""
+    render = markdown if fmt == "md" else latex
+    return render(rows, abstention(meta), run_mode(meta), reads)
 
 
 # ---- the mean read size (readout.jsonl) -----------------------------------------------------

@@ -131,7 +131,7 @@ def resolve_dataset(dataset: Dataset, plan_sets: list[PlanSet],
                     progress: Callable[[int], None] | None = None,
                     mode: str = "search") -> list[Prediction]:
     """Resolve every question of the dataset with every plan set, in question order.
-    `mode` is "search" (the relaxed scored search) or "plain" (latest-wins plan execution)."""
+    `mode` is "search" (the relaxed scored search) or "plain" (plain mode: the plans executed in order, the latest version at every hop)."""
     resolve_one = resolve_question if mode == "search" else resolve_question_plain
     out = []
     for question in dataset.questions:

@@ -40,6 +40,7 @@ from resolver.serve.api_errors import (ApiError, bad_request, body_too_large, in
                                        question_too_long, unknown_url, wrong_key)
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import ServeConfig
+from resolver.serve.context_cut import cut_warnings
 from resolver.serve.conversation import (WHOLE_MESSAGE, Conversation, Remembered, remember,
                                          split)
 from resolver.serve.named import NamedMemories, check_name, close_evicted, parts
@@ -128,7 +129,11 @@ class Service:
                               code="invalid_value") from None
         answer = reply_answer(request.model, remembered.memory, answer)
         clock.lap("query")
-        extra = factres_field(answer, remembered, cached, self.config.describe())
+        warnings = cut_warnings(conversation.part.pieces)
+        if warnings and not cached:         # once per context: when its memory is built
+            for warning in warnings:
+                log.warning("memory %s: %s", conversation.key, warning)
+        extra = factres_field(answer, remembered, cached, self.config.describe(), warnings)
         counts = usage(conversation, remembered, answer)
         if request.stream:
             reply = True, chunks(request.model, answer, counts, extra, request.include_usage)

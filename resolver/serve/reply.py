@@ -11,7 +11,8 @@ label and its reasons, the winning path hop by hop (subject, relation, object, s
 text, version, ledger status, versions passed over), its score and score terms, the plan that
 found it, and what the memory holds and did (`memory`: its key, whether this request found it
 cached, facts, what was passed over and reported), with the server's version, plan sets and
-mode. `max_tokens` is ignored: the answer is never cut, however long the entity's name."""
+mode, and `warnings` (a context its client cut before sending it: `context_cut`; [] when
+none). `max_tokens` is ignored: the answer is never cut, however long the entity's name."""
 from __future__ import annotations
 
 import secrets
@@ -25,12 +26,15 @@ from resolver.serve.conversation import Conversation, Remembered
 FINGERPRINT = "factres"
 
 
-def factres_field(answer: Answer, remembered: Remembered, cached: bool, server: dict) -> dict:
+def factres_field(answer: Answer, remembered: Remembered, cached: bool, server: dict,
+                  warnings: list[str] | tuple[str, ...] = ()) -> dict:
     winner = answer.prediction.winner if answer.prediction else None
     plan = winner.plan.to_json() if winner is not None and winner.plan is not None else None
     return {**answer.to_json(), "plan": plan,
             "plan_set": winner.plan_set if winner is not None else None,
-            "memory": {**remembered.to_json(), "cached": cached}, **server}
+            "memory": {**remembered.to_json(), "cached": cached},
+            # what the server found wrong with the request's context (a cut one), [] if none
+            "warnings": list(warnings), **server}
 
 
 def usage(conversation: Conversation, remembered: Remembered, answer: Answer) -> dict:
