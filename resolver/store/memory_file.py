@@ -476,15 +476,18 @@ def _tombstone(arrival: int, time: str, body: str) -> LogEntry:
 
 
 def _read_only(file: Path, timeout: float) -> sqlite3.Connection:
-    """A read-only connection. A file the process may not write (or in a folder it may not
-    write) is opened immutable: SQLite then takes no lock and needs no -shm file, and no writer
-    can change it anyway."""
-    uri = file.resolve().as_uri()
-    writable = os.access(file, os.W_OK) and os.access(file.parent, os.W_OK)
-    mode = "?mode=ro" if writable else "?mode=ro&immutable=1"
-    conn = sqlite3.connect(uri + mode, uri=True, timeout=timeout, isolation_level=None,
-                           check_same_thread=False)
-    return conn
+    """A connection that never writes (`query_only`). It is a read-write one underneath, so
+    that the last connection to close still removes SQLite's -wal and -shm files (a `mode=ro`
+    one cannot, and left them behind every read-only command). A file this process may not
+    write (or in a folder it may not write) is opened immutable instead: SQLite then takes no
+    lock and needs no side file, and no writer can change it anyway."""
+    if os.access(file, os.W_OK) and os.access(file.parent, os.W_OK):
+        conn = sqlite3.connect(file, timeout=timeout, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+    return sqlite3.connect(file.resolve().as_uri() + "?mode=ro&immutable=1", uri=True,
+                           timeout=timeout, isolation_level=None, check_same_thread=False)
 
 
 def _redacted(body: str | bytes, redact: Callable[[str], str]) -> str | bytes:
