@@ -130,3 +130,20 @@ def test_errors_are_one_line(tmp_path):
     no_file = invoke("memory", "ingest", tmp_path / "m.db", tmp_path / "absent.txt")
     assert no_file.output == f"Error: {tmp_path / 'absent.txt'}: no such file\n"
     assert not (tmp_path / "m.db").exists()
+
+
+def test_readout_prints_the_cells_a_question_reads(db):
+    """`factres memory readout` prints `Memory.readout` of the file's memory, read-only."""
+    result = invoke("memory", "readout", db, "Who is Tim Cook employed by?",
+                    "--disclose", "history")
+    assert result.exit_code == 0, result.output
+    with Memory.open(db, readonly=True) as memory:
+        expected = memory.readout("Who is Tim Cook employed by?", disclose=("history",))
+    assert result.output == expected + "\n"
+    assert "Google" in result.output and "Apple" in result.output
+    lines = invoke("memory", "readout", db).output.splitlines()
+    assert len(lines) == 2 and any("Lyon" in line for line in lines)
+    cut = invoke("memory", "readout", db, "Who is Tim Cook employed by?", "--budget", "10")
+    assert cut.exit_code == 0 and len(cut.output) <= 11
+    bad = invoke("memory", "readout", db, "Who is Tim Cook employed by?", "--budget", "0")
+    assert bad.exit_code != 0 and "Traceback" not in bad.output

@@ -51,7 +51,7 @@ WRITING = {
 # Commands that write nothing (they print, or serve until stopped).
 READING = {"explain", "frontier", "history", "parse", "prune", "readout", "runs", "serve",
            "table", "plans list", "plans show", "plans verify", "memory ask", "memory history",
-           "memory frontier", "memory log", "memory info"}
+           "memory frontier", "memory log", "memory info", "memory readout"}
 
 
 def _commands() -> set[str]:

@@ -1,5 +1,6 @@
 """`factres memory ...`: a memory kept in a file (`Memory.open`): ingest text into it, ask it,
-read its history, frontier, operation log and counts, back it up, erase an entity. The read-only
+read it out for a language model, read its history, frontier, operation log and counts, back it
+up, erase an entity. The read-only
 commands open the file read-only: they never wait for a writer and never change it."""
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import orjson
 import resolver.escape as escape
 from resolver.cli.options import library_errors
 from resolver.cli.provenance import echo_frontier, echo_history, relation_option
+from resolver.cli.readout import budget_option, disclose_option
 
 _JSON = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
 _DB = click.Path(dir_okay=False)
@@ -148,6 +150,33 @@ def ask_command(db: str, question: str, plans: tuple[str, ...], mode: str,
         click.echo(f"  {escape.terminal(hop.subject)} / {hop.relation} -> "
                    f"{escape.terminal(hop.object)}  (serial {hop.serial}, line {hop.line}, "
                    f"{hop.status})")
+
+
+@memory_group.command("readout")
+@click.argument("db", type=_DB)
+@click.argument("question", required=False)
+@disclose_option
+@budget_option("default 600 with a QUESTION; none without")
+@click.option("--mode", type=click.Choice(["search", "plain"]), default="search",
+              show_default=True, help="search: the scored path search's cells; plain: the "
+              "plain path's.")
+@library_errors
+def readout_command(db: str, question: str | None, disclose: tuple[str, ...],
+                    budget: int | None, mode: str) -> None:
+    """Print the memory DB's state for QUESTION as short text for a language model to read
+    (`Memory.readout`): one line per cell, `[#serial] subject | relation = value`, the winning
+    path's cells first, then the rival paths' in rank order, then each --disclose section,
+    cut to the budget (see the docs: A readout for an LLM reader).
+
+    QUESTION is a bare question or a whole MemoryAgentBench prompt; without one, the whole
+    frontier, one line per key.
+
+    Example: factres memory readout memory.db "Who is the chairperson of Fatah?" --disclose history
+    """
+    with _open(db, readonly=True, mode=mode) as memory:
+        text = memory.readout(question, disclose=disclose, budget=budget)
+    # the readout's fields are escaped by its renderer: one line is one line
+    click.echo(text)
 
 
 @memory_group.command("history")
