@@ -37,9 +37,9 @@ from resolver._version import __version__
 # resolver import *` import nothing until a name is used (a test keeps it equal to api.__all__).
 __all__ = [
     "Answer", "Comparison", "Dataset", "FactresError", "Gold", "IngestResult", "InputError",
-    "Memory", "PlanSet", "Prediction", "Question", "Run", "RunConfig", "RunFolder",
-    "__version__", "bundled_path", "compare_runs", "execute", "harness", "live_plan_sets",
-    "load", "plan_sets", "read_run", "resolve",
+    "Memory", "MemoryFileError", "MemoryLockedError", "PlanSet", "Prediction", "Question",
+    "Run", "RunConfig", "RunFolder", "__version__", "bundled_path", "compare_runs", "execute",
+    "harness", "live_plan_sets", "load", "plan_sets", "read_run", "resolve",
 ]
 
 

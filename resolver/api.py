@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from resolver._version import __version__
-from resolver.errors import FactresError, InputError
+from resolver.errors import FactresError, InputError, MemoryFileError, MemoryLockedError
 from resolver.haystack import Dataset, Gold, Question, bundled_path, load
 from resolver.mab import harness
 from resolver.memory.memory import Answer, IngestResult, Memory
@@ -33,9 +33,9 @@ from resolver.search.resolve import Prediction, resolve_dataset
 
 __all__ = [
     "Answer", "Comparison", "Dataset", "FactresError", "Gold", "IngestResult", "InputError",
-    "Memory", "PlanSet", "Prediction", "Question", "Run", "RunConfig", "RunFolder",
-    "__version__", "bundled_path", "compare_runs", "execute", "harness", "live_plan_sets",
-    "load", "plan_sets", "read_run", "resolve",
+    "Memory", "MemoryFileError", "MemoryLockedError", "PlanSet", "Prediction", "Question",
+    "Run", "RunConfig", "RunFolder", "__version__", "bundled_path", "compare_runs", "execute",
+    "harness", "live_plan_sets", "load", "plan_sets", "read_run", "resolve",
 ]
 
 

@@ -130,6 +130,20 @@ class ProvenanceError(FactresError):
     Raised before anything changes: the ledger is left as it was."""
 
 
+class MemoryFileError(InputError):
+    """A memory file that cannot be opened, read or written as asked (a missing folder, a file
+    that is not a factres memory, a newer schema, a damaged file, a full disk): the message
+    names the path and what to do, and nothing was written."""
+
+
+class MemoryLockedError(MemoryFileError):
+    """A memory file another process holds open for writing (`pid`, when it could be read)."""
+
+    def __init__(self, message: str, *, pid: int | None = None, **kwargs) -> None:
+        self.pid = pid
+        super().__init__(message, **kwargs)
+
+
 class ForeignFolderError(InputError):
     """A folder that looks like a run folder (it has a meta.json) but was written by another
     tool: `factres tables` skips it with a note instead of a warning."""

@@ -2,7 +2,8 @@
 each is run here from a scratch folder laid out as a clone (the repository's folders linked in,
 so the example's relative paths resolve), with its own results folder (./factres-results, the
 default), a private parse cache and a private copy of the plan archive. Only the examples that
-need a model or a long-running server are left out, and their help says so."""
+need a model or a long-running server are left out, and their help says so. The examples of
+`factres memory`'s commands read the memory file its ingest example makes, which is run first."""
 from __future__ import annotations
 
 import glob
@@ -73,6 +74,9 @@ def clone(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(set(COMMANDS) - set(NEEDS)))
 def test_the_example_runs_as_written(name, clone):
+    if name.startswith("memory ") and name != "memory ingest":
+        made = CliRunner().invoke(main, shlex.split(example(COMMANDS["memory ingest"]))[1:])
+        assert made.exit_code == 0, made.output
     words = shlex.split(example(COMMANDS[name]))
     assert words[0] == "factres" and " ".join(words[1:]).startswith(name)
     args = []

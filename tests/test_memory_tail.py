@@ -10,6 +10,7 @@ from resolver.mab import harness
 from resolver.memory.memory import Memory
 from resolver.memory.stream import FactReader
 from resolver.store.fact_store import FactStore
+from resolver.store.provenance import Evidence, Ledger
 from resolver.text.facts import MAX_SERIAL, parse_context
 
 HEAD = "Here is a list of facts:\n"
@@ -54,6 +55,41 @@ def test_a_provisional_fact_the_text_goes_on_to_change_is_taken_back():
     whole = FactStore(parse_context(HEAD + "0. Joe Biden was born in the city of St. Louis.\n"
                                     "1. Tim Cook is employed by Apple.").facts)
     assert memory.ledger.dump() == whole.ledger.dump()
+
+
+# ---- issue 31: a take-back keeps every other operation of the ledger ----------------------------
+CAPITAL = "What is the capital of France?"
+FRANCE = ("france", "capital")
+
+
+def test_a_take_back_keeps_a_revoke_made_while_the_tail_was_provisional():
+    memory = Memory()
+    memory.ingest(HEAD + "0. The capital of France is Paris.\n1. The capital of France is Lyon.\n"
+                  "2. Joe Biden was born in the city of St.")
+    assert memory.query("Which city was Joe Biden born in?").text == "St"     # provisional
+    memory.ledger.revoke(FRANCE, Evidence(3, 5, "3. Lyon was reported in error."))
+    assert memory.query(CAPITAL).text == "Paris"
+    memory.ingest(" Louis.\n")                  # the provisional "St" is taken back
+    assert memory.query("Which city was Joe Biden born in?").text == "St. Louis"
+    assert memory.query(CAPITAL).text == "Paris"          # the revoke was lost before the fix
+    assert [o.op for o in memory.ledger.operations()] == ["accept", "accept", "revoke", "accept"]
+    # the ledger is its operations replayed, the revoke in its place
+    assert Ledger.replay(memory.ledger.operations()).dump() == memory.ledger.dump()
+
+
+def test_an_operation_that_read_a_taken_back_fact_is_reported_not_dropped_silently():
+    memory = Memory()
+    memory.ingest(HEAD + "0. Joe Biden was born in the city of St.")
+    memory.query("Which city was Joe Biden born in?")
+    key = memory.ledger.keys()[0]
+    memory.ledger.revoke(key, Evidence(1, 3, "1. retracted."))      # revokes the provisional St
+    result = memory.ingest(" Louis.\n")
+    assert [(r.kind, r.serial, r.text) for r in result.reports] == [
+        ("not reapplied", 1, "1. retracted.")]
+    assert result.reports[0].reason == (
+        "revoke on (joe biden, born_in) read a provisional fact the text then changed, and no "
+        "longer applies without it: cannot revoke (joe biden, born_in): the key is empty")
+    assert objects(memory) == [(0, "St. Louis")]
 
 
 # ---- M7: a line break ends a fact at once outside a frame; inside one it may be the frame's ----

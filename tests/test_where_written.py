@@ -43,10 +43,15 @@ WRITING = {
                        "--data", "{data}"]],
     "plans derive": [["plans", "derive", "lexicon-6k", "--order", "all", "--set-id",
                       "mine-orders"]],
+    "memory ingest": [["memory", "ingest", "{explicit}/memory.db", "{data}",
+                       "--harness-chunks"]],
+    "memory forget": [["memory", "forget", "{explicit}/memory.db", "Alpha"]],
+    "memory backup": [["memory", "backup", "{explicit}/memory.db", "{explicit}/copy.db"]],
 }
 # Commands that write nothing (they print, or serve until stopped).
 READING = {"explain", "frontier", "history", "parse", "prune", "readout", "runs", "serve",
-           "table", "plans list", "plans show", "plans verify"}
+           "table", "plans list", "plans show", "plans verify", "memory ask", "memory history",
+           "memory frontier", "memory log", "memory info", "memory readout"}
 
 
 def _commands() -> set[str]:
@@ -136,7 +141,8 @@ def test_every_writing_command_writes_only_where_it_says(clone, tmp_path):
     assert not committed & set(names), "a new folder took a committed folder's name"
     assert "oracle-ceiling-6k-3" in names
     # the explicit paths, and nothing else outside the clone, the caches and the data
-    assert sorted(p.name for p in explicit.iterdir()) == ["compare", "test-v1.json"]
+    assert sorted(p.name for p in explicit.iterdir()) == [
+        "compare", "copy.db", "memory.db", "memory.db-lock", "test-v1.json"]
     outside_after = {p: s for p, s in _files(tmp_path).items()
                      if not p.startswith(("clone/", "home/", "explicit/"))}
     assert outside_after == outside_before

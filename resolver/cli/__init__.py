@@ -40,6 +40,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("resolver.cli.provenance:history_command",
               "Print every version of an entity's keys: serial, line, status, value and the "
               "evidence line, oldest first."),
+    "memory": ("resolver.cli.memory:memory_group",
+               "Keep a memory in a file: ingest text into it, ask it, read its history, log and "
+               "counts."),
     "parse": ("resolver.cli.parse:parse_command",
             "Parse a haystack and report lines, facts, unparsed lines and version statistics."),
     "plans": ("resolver.cli.plans:plans_group",

@@ -12,15 +12,15 @@ from resolver.store.provenance import Version
 _JSON = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
 
 
+def relation_option(func):
+    return click.option("--relation", "relation", default=None, metavar="R",
+                        help="Only this relation (canonical name, e.g. capital).")(func)
+
+
 def _data_option(func):
     return click.option("--data", type=click.Path(dir_okay=False), default=None,
                         help="Haystack file with one context (.json, .jsonl, .parquet or "
                              ".txt). Default: the bundled 6K dev rows.")(func)
-
-
-def _relation_option(func):
-    return click.option("--relation", "relation", default=None, metavar="R",
-                        help="Only this relation (canonical name, e.g. capital).")(func)
 
 
 def _store(data: str | None):
@@ -36,7 +36,7 @@ def _store(data: str | None):
 
 @click.command("history")
 @click.argument("entity")
-@_relation_option
+@relation_option
 @_data_option
 @click.option("--json", "as_json", is_flag=True, help="Print versions and edges as JSON.")
 @library_errors
@@ -51,7 +51,12 @@ def history_command(entity: str, relation: str | None, data: str | None,
 
     Example: factres history australia --relation capital
     """
-    store = _store(data)
+    echo_history(_store(data), entity, relation, as_json)
+
+
+def echo_history(store, entity: str, relation: str | None, as_json: bool) -> None:
+    """Print the history of an entity's keys in `store` (a FactStore), as text or JSON: what
+    `factres history` and `factres memory history` print."""
     found = store.history(entity, relation)
     subject = store.spelling(entity)
     if as_json:
@@ -82,7 +87,7 @@ def _history_text(subject: str, relation: str, versions: tuple[Version, ...]) ->
 
 
 @click.command("frontier")
-@_relation_option
+@relation_option
 @_data_option
 @click.option("--json", "as_json", is_flag=True, help="Print the frontier as JSON.")
 @library_errors
@@ -96,7 +101,12 @@ def frontier_command(relation: str | None, data: str | None, as_json: bool) -> N
 
     Example: factres frontier --relation capital
     """
-    store = _store(data)
+    echo_frontier(_store(data), relation, as_json)
+
+
+def echo_frontier(store, relation: str | None, as_json: bool) -> None:
+    """Print the frontier of `store` (a FactStore), as tab-separated text or JSON: what
+    `factres frontier` and `factres memory frontier` print."""
     rows = store.frontier(relation)
     if as_json:
         out = [{"subject": subject, "relation": head.key[1], "value": head.value,

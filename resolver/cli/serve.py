@@ -9,8 +9,8 @@ import click
 from resolver.cli.options import library_errors
 from resolver.serve.config import (ABSTAIN_LEVELS, DEFAULT_BODY_TIMEOUT, DEFAULT_CACHE,
                                    DEFAULT_HOST, DEFAULT_KEEP_ALIVE, DEFAULT_LIMIT_CONCURRENCY,
-                                   DEFAULT_MAX_BODY, DEFAULT_PORT, MAX_BODY, MAX_CACHE,
-                                   MAX_MODEL_NAME, MAX_SECONDS, MIB, ServeConfig)
+                                   DEFAULT_MAX_BODY, DEFAULT_MAX_OPEN, DEFAULT_PORT, MAX_BODY,
+                                   MAX_CACHE, MAX_MODEL_NAME, MAX_SECONDS, MIB, ServeConfig)
 
 
 class Mebibytes(click.ParamType):
@@ -104,9 +104,17 @@ def _names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
               help="Give up a request whose body stops arriving for this long (408).")
 @click.option("--access-log/--no-access-log", default=True, show_default=True,
               help="Log one line per request on stdout.")
+@click.option("--store", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Keep named memories, one file each, in DIR (made when missing): the base "
+                   "URL http://HOST:PORT/v1/memories/NAME is the memory NAME, kept across "
+                   "requests and restarts. Default: none (every request carries its context).")
+@click.option("--max-open", type=click.IntRange(1), default=DEFAULT_MAX_OPEN, show_default=True,
+              metavar="N", help="Named memories open at once, at most (each counts against "
+              "--cache-mb; the least recently used is closed first).")
 @library_errors
 def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode, abstain_below,
-                  keep_alive, limit_concurrency, body_timeout, access_log) -> None:
+                  keep_alive, limit_concurrency, body_timeout, access_log, store,
+                  max_open) -> None:
     """Answer OpenAI chat-completions requests with factres, so a harness evaluates it by
     pointing its OpenAI client here (OPENAI_BASE_URL=http://HOST:PORT/v1).
 
@@ -127,6 +135,12 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode, 
     port in use is an error. The API key is the only protection: no TLS, so put a proxy in
     front when the address is not loopback.
 
+    With --store DIR, named memories: POST /v1/memories/NAME/chat/completions appends the
+    request's memory part to the memory NAME (DIR/NAME.db; a resent conversation only its new
+    text) and answers its question from everything the memory holds, so facts sent in earlier
+    requests, or before a restart, answer bare questions. GET /v1/memories lists them, DELETE
+    /v1/memories/NAME removes one.
+
     Needs the serve extra: pip install 'factres[serve]'. The example serves until stopped
     (Ctrl-C or SIGTERM; requests in progress get 10 seconds to finish).
 
@@ -136,7 +150,8 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode, 
     config = ServeConfig(host=host, port=port, api_key=api_key, max_body=max_body,
                          models=models, cache_bytes=cache_mb, mode=mode, keep_alive=keep_alive,
                          limit_concurrency=limit_concurrency, body_timeout=body_timeout,
-                         abstain_below=abstain_below, **config_args)
+                         abstain_below=abstain_below, store=store, max_open=max_open,
+                         **config_args)
     # The web stack loads here, not before: no other command imports it.
     from resolver.serve.app import bind, serve
     # Bound before the banner: an address in use is an error, never a banner and then

@@ -21,19 +21,28 @@ change what the chunks give: the store after the last chunk and a `flush` is the
 whatever was asked in between. Thread-safe: one lock around every read and write. A memory
 copies (`copy.copy` and `copy.deepcopy` alike) and pickles whole: the copy or the unpickled
 memory answers, and reads the rest of the text, as the original would, and never shares its
-state."""
+state; a memory kept in a file refuses (its state is the file's).
+
+Where it lasts: every memory holds a `Record` (resolver/store/record.py) and commits each
+ingest to it, as one `Change`: `Memory()` the in-memory record, which keeps nothing (the
+objects are the state), `Memory.open(path)` a SQLite file (store/memory_file.py), from which a
+memory is rebuilt as it was (the store and ledger from the operation log, the reader from its
+state, reader_state.py). docs/memory.md, "Saving and reopening", says what a user sees."""
 from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import pickle
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from resolver.errors import InputError
+from resolver.errors import InputError, MemoryFileError, ProvenanceError
 from resolver.haystack import Question
 from resolver.mab import harness
+from resolver.memory import erasure, reader_state
+from resolver.memory.erasure import Erasure
 from resolver.memory.readout import check as check_readout
 from resolver.memory.readout import render as render_readout
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, FactReader, Report
@@ -41,8 +50,10 @@ from resolver.plan.planning import LIVE_SETS, compile_live
 from resolver.search.candidates import Hop
 from resolver.search.confidence import NONE, Confidence, abstention, below, rank
 from resolver.search.resolve import Prediction, resolve_question, resolve_question_plain
-from resolver.store.fact_store import FactStore
-from resolver.store.provenance import Ledger, Version
+from resolver.store.fact_store import FactStore, norm
+from resolver.store.provenance import ACCEPT, Ledger, Operation, Version, show_key
+from resolver.store.record import (BYTES, ERASURE, FLUSH, OPERATIONS, TEXT, Change,
+                                   InMemoryRecord, LogEntry, Record)
 from resolver.text.facts import Fact
 
 __all__ = ["Answer", "IngestResult", "Memory", "harness"]
@@ -51,6 +62,8 @@ MODES = ("search", "plain")
 MEMORY_SOURCE = "memory"          # the source and id a memory's questions carry
 NOTHING_INGESTED = "nothing ingested yet: the memory holds no facts"
 NO_QUESTION = "the prompt holds no question (only the instruction's example, or nothing)"
+# Reported: an operation on the ledger that a take-back left without the fact it read.
+NOT_REAPPLIED = "not reapplied"
 
 
 @dataclass(frozen=True)
@@ -58,7 +71,8 @@ class IngestResult:
     """What one `ingest` (or `flush`) did. Counts use the reader's kinds: passed over
     "framing", "instruction", "acknowledgement", "header", "repeat" (the same serial with the
     same fact again); reported "unparsed", "duplicate" (a serial repeated with another fact),
-    "out-of-order"."""
+    "out-of-order", and "not reapplied" (an operation made on the ledger while the tail was
+    read provisionally, which read a provisional fact the text then changed)."""
     committed: int                          # facts accepted into the store and its ledger
     passed_over: dict[str, int]             # kind -> count, every kind present
     reports: tuple[Report, ...]             # text not committed, with `factres parse`'s words
@@ -120,10 +134,13 @@ def _text_of(chunk) -> str:
 class Memory:
     """A FactConsolidation memory: `ingest` text, `query` questions, `reset` to empty.
 
-    `plan_sets` are the live plan sets a query compiles ("rules", "lexicon", as `factres run
-    --plans live:NAME`), `mode` the resolver ("search", or "plain" latest-wins execution);
-    both may be overridden per query. `copy.copy`, `copy.deepcopy` and `pickle` give an
-    independent memory that answers, and reads the rest of the text, as this one would."""
+    `Memory()` lives in its process; `Memory.open(path)` is a memory kept in a file, the same
+    memory each time it is opened (see `open`). `plan_sets` are the live plan sets a query
+    compiles ("rules", "lexicon", as `factres run --plans live:NAME`), `mode` the resolver
+    ("search", or "plain" latest-wins execution); both may be overridden per query, and neither
+    is stored in a file: they are given at each open. `copy.copy`, `copy.deepcopy` and
+    `pickle` give an independent memory that answers, and reads the rest of the text, as this
+    one would (refused for a memory kept in a file: open the file again)."""
 
     def __init__(self, plan_sets: tuple[str, ...] | str = LIVE_SETS, mode: str = "search"
                  ) -> None:
@@ -131,7 +148,44 @@ class Memory:
         self._check(plan_sets, mode)
         self.plan_sets, self.mode = plan_sets, mode
         self._lock = threading.RLock()
-        self.reset()
+        self._record: Record = InMemoryRecord()
+        self._closed = False
+        self._empty()
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, *, readonly: bool = False,
+             plan_sets: tuple[str, ...] | str = LIVE_SETS, mode: str = "search",
+             timeout: float = 5.0, fsync: bool = False) -> "Memory":
+        """The memory kept in the SQLite file `path`, created when no file is there: the same
+        memory it was when last written (it reads on from where the text stopped, and its
+        ledger, answers and traces are those of a memory never closed). Each `ingest` and
+        `flush` is one transaction: when it returns, what it committed is in the file.
+
+        Args:
+            path: the memory file (its folder must exist).
+            readonly: read only: no writer lock, every write refused, and each read sees the
+                writers' new commits.
+            plan_sets: as `Memory()`; given at each open, never stored.
+            mode: as `Memory()`; given at each open, never stored.
+            timeout: seconds to wait for another process's writer lock before giving up.
+            fsync: sync each commit to the disk (SQLite's synchronous=FULL), so a commit
+                survives a power loss too; by default a commit survives a crash of the process.
+
+        Raises:
+            MemoryFileError: a missing folder, a file locked by another writer
+                (`MemoryLockedError`, naming its pid), a file that is no factres memory, of a
+                newer schema, damaged or truncated, a read-only file opened for writing.
+        """
+        memory = cls(plan_sets, mode)
+        # sqlite3 is loaded by a memory kept in a file only
+        from resolver.store.memory_file import MemoryFile
+        memory._record = MemoryFile(path, readonly=readonly, timeout=timeout, fsync=fsync)
+        try:
+            memory._load()
+        except BaseException:
+            memory._record.close()
+            raise
+        return memory
 
     @staticmethod
     def _check(plan_sets, mode) -> None:
@@ -145,46 +199,263 @@ class Memory:
 
     # ---- state -------------------------------------------------------------------------------
     def reset(self) -> None:
-        """Forget everything: an empty store, ledger and reader."""
+        """Forget everything: an empty store, ledger and reader. Refused for a memory kept in a
+        file (delete the file, or open a new one)."""
         with self._lock:
-            store = self._store = FactStore()
-            store.ledger                       # from now on every extend accepts into it
-            # The reader looks facts up in the store, not through the memory: a bound method
-            # would tie the memory and its reader in a cycle, and a dropped memory (a server
-            # evicting it) would wait for the cyclic collector instead of being freed at once.
+            self._usable(write=True)
+            if self._record.lasting:
+                raise MemoryFileError("reset() is refused for a memory kept in a file",
+                                      path=self._record.path, expected="a new file (or this "
+                                      "one deleted once closed), opened with Memory.open")
+            self._empty()
+
+    def _empty(self) -> None:
+        store = self._store = FactStore()
+        store.ledger                       # from now on every extend accepts into it
+        # The reader looks facts up in the store, not through the memory: a bound method
+        # would tie the memory and its reader in a cycle, and a dropped memory (a server
+        # evicting it) would wait for the cyclic collector instead of being freed at once.
+        self._reader = FactReader(functools.partial(_by_serial, store))
+        self._held = b""                   # an incomplete UTF-8 sequence between chunks
+        # The last facts of the store that are the tail read provisionally (not committed
+        # for good), and whether they are up to date with the reader.
+        self._provisional: list[Fact] = []
+        self._viewed = True
+        # Operations a take-back could not do again, reported by the next ingest or flush.
+        self._unapplied: list[Report] = []
+        # What the record holds: the store's first facts and the log's first operations (a
+        # take-back lowers them), and whether a read changed the state since (a query's view
+        # of the tail).
+        self._saved_facts = self._saved_operations = 0
+        self._changed = False
+        self._snapshot: dict | None = None     # the last state stored whole (reader_state.py)
+
+    def _load(self) -> None:
+        """The state the record holds (see `Memory.open`)."""
+        saved = self._record.load()
+        self._empty()
+        try:
+            store = self._store = FactStore.replayed(saved.entries)
             self._reader = FactReader(functools.partial(_by_serial, store))
-            self._held = b""                   # an incomplete UTF-8 sequence between chunks
-            # The last facts of the store that are the tail read provisionally (not committed
-            # for good), and whether they are up to date with the reader.
-            self._provisional: list[Fact] = []
-            self._viewed = True
+            state = saved.state
+            if state is not None:
+                if "replay" in state:            # its pending text is read again
+                    reader_state.replayed(self._reader, state,
+                                          self._record.bodies(state["replay"]["after"]),
+                                          _complete_utf8)
+                    self._snapshot = state["replay"]
+                else:
+                    self._reader.restore(state["reader"])
+                    self._snapshot = reader_state.snapshot(state, saved.arrival)
+                self._held = bytes.fromhex(state["held"])
+                count = state["provisional"]
+                self._provisional = store.since(len(store) - count) if count else []
+                self._viewed = state["viewed"]
+                self._unapplied = [Report(**r) for r in state["unapplied"]]
+        except (ValueError, KeyError, TypeError, ProvenanceError) as exc:
+            from resolver.store.memory_file import REMEDY
+            raise MemoryFileError(f"is damaged: its state cannot be read ({exc})",
+                                  path=self._record.path, expected=REMEDY) from None
+        self._saved_facts, self._saved_operations = len(store), store.ledger.logged
+
+    def _state(self) -> dict:
+        """The memory's own state, as a record keeps it (JSON values)."""
+        return {"reader": self._reader.state(), "held": self._held.hex(),
+                "provisional": len(self._provisional), "viewed": self._viewed,
+                "unapplied": [r.to_json() for r in self._unapplied]}
+
+    def _save(self, kind: str, body: str | bytes | None) -> None:
+        """One commit of what changed since the last (nothing to do in process). When it
+        fails, the memory goes back to what the record holds, the state before, and the
+        error is raised."""
+        record = self._record
+        if not record.lasting:
+            return
+        store = self._store
+        state, whole = reader_state.stored(self._state(), self._snapshot, kind == ERASURE)
+        change = Change(kind, body, store.since(self._saved_facts), store.ledger,
+                        self._saved_operations, state)
+        try:
+            arrival = record.commit(change)
+        except BaseException:
+            self._load()
+            raise
+        if whole:
+            self._snapshot = reader_state.snapshot(state, arrival)
+        self._saved_facts, self._saved_operations = len(store), store.ledger.logged
+        self._changed = False
+
+    def _usable(self, write: bool) -> None:
+        """Refuse a closed memory, and a write to one opened read-only; a reader takes the
+        writers' new commits first."""
+        record = self._record
+        if self._closed:
+            raise MemoryFileError("the memory is closed", path=record.path,
+                                  expected="Memory.open(path) again" if record.lasting
+                                  else "a new Memory()")
+        if record.readonly:
+            if write:
+                raise MemoryFileError("is open read-only: ingest, flush, forget and reset are "
+                                      "refused", path=record.path,
+                                      expected="Memory.open(path) without readonly=True")
+            if record.changed():
+                self._load()
+
+    @property
+    def path(self) -> str | None:
+        """The memory's file (None in process)."""
+        return self._record.path
+
+    @property
+    def readonly(self) -> bool:
+        return self._record.readonly
+
+    def close(self) -> None:
+        """Write what changed since the last commit (operations applied to `ledger`, a query's
+        view of the tail) and release the file and its writer lock; the memory is then
+        unusable. In process, the memory is only marked closed. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                record = self._record
+                if record.lasting and not record.readonly and (
+                        self._changed or self._store.ledger.logged != self._saved_operations):
+                    self._save(OPERATIONS, None)
+            finally:
+                self._record.close()
+                self._closed = True
+
+    def forget(self, entity: str) -> Erasure:
+        """Erase `entity`, for privacy (see `resolver.memory.erasure`): every version of its
+        keys, every fact whose text names it and its name in every text kept; the store and
+        ledger are rebuilt without them (the operation log replayed), and a memory kept in a
+        file is rewritten so that the bytes are gone (VACUUM, the -wal file emptied), leaving a
+        tombstone in its log that says an erasure happened (counts only). The provisional tail
+        is read again afterwards, its name replaced. ProvenanceError when the memory never
+        names the entity."""
+        with self._lock:
+            self._usable(write=True)
+            if self._provisional:
+                self._take_back(len(self._provisional))
+                self._provisional, self._viewed = [], False
+            names = erasure.spellings(self._store, entity)
+            target, found = norm(entity), erasure.pattern(names)
+            facts = list(self._store)
+            gone = {id(f) for f in facts
+                    if norm(f.subject) == target or norm(f.object) == target
+                    or found.search(f.text)}
+            logged = self._store.ledger.operations()
+            keep = [i for i, o in enumerate(logged) if not erasure.erased(o, target, found, gone)]
+            refused: list = []
+            ledger = Ledger.replay([logged[i] for i in keep], refused=refused)
+            if refused:                    # they read what was erased: they go with it
+                dropped = {id(o) for o, _ in refused}
+                keep = [i for i in keep if id(logged[i]) not in dropped]
+            kept = [f for f in facts if id(f) not in gone]
+            store = self._store = FactStore(kept, ledger)
+            state = erasure.redact_json(self._state(), found)
+            self._reader = FactReader(functools.partial(_by_serial, store))
+            self._reader.restore(state["reader"])
+            self._unapplied = [Report(**r) for r in state["unapplied"]]
+            counts = {"facts": len(facts) - len(kept), "operations": len(logged) - len(keep)}
+            chunks = [0]
+
+            def redact(text: str) -> str:
+                out, n = found.subn(erasure.MARK, text)
+                chunks[0] += bool(n)
+                return out
+
+            arrival, compacted = self._record.erase(keep, kept, ledger, state, redact, counts)
+            self._snapshot = reader_state.snapshot(state, arrival)
+            self._saved_facts, self._saved_operations = len(kept), ledger.logged
+            self._changed = False
+            return erasure.Erasure(counts["facts"], counts["operations"], chunks[0], compacted)
+
+    def info(self) -> dict:
+        """What the memory holds: facts committed and provisional, keys, operations by kind,
+        characters pending; for a memory kept in a file also its path, size in bytes (with the
+        -wal and -shm files), schema version and commits (`Record.info`)."""
+        with self._lock:
+            self._usable(write=False)
+            ledger = self._store.ledger
+            return {**self._record.info(),
+                    "facts": len(self._store) - len(self._provisional),
+                    "provisional": len(self._provisional), "keys": ledger.key_count,
+                    "versions": len(ledger), "operations": ledger.logged,
+                    "operations_by_kind": dict(sorted(ledger.operation_counts().items())),
+                    "pending": len(self._reader.tail)}
+
+    def text(self) -> str:
+        """The text ingested so far, every chunk joined in arrival order, as the file keeps it
+        (a server compares it with a resent conversation). In process: "" (nothing kept)."""
+        with self._lock:
+            self._usable(write=False)
+            return self._record.text()
+
+    def log(self) -> list[LogEntry]:
+        """The operation log in arrival order, each operation with the commit that wrote it
+        (its arrival index and time; in process, the chunk is -1 and the time empty), and for
+        a memory kept in a file the erasures (`forget`) where they happened."""
+        with self._lock:
+            self._usable(write=False)
+            if self._record.lasting:
+                return list(self._record.log())
+            facts = {id(f) for f in self._store}
+            return [LogEntry(seq, -1, "", op, op.op == ACCEPT and id(op.evidence) in facts)
+                    for seq, op in enumerate(self._store.ledger.operations())]
+
+    def backup(self, destination) -> None:
+        """Copy the memory's file to `destination` (a new file) as one consistent snapshot,
+        while writers go on (SQLite's backup API): the way to copy a live memory. Refused in
+        process (nothing to copy: open a file) and onto a file that exists."""
+        with self._lock:
+            self._usable(write=False)
+            if not self._record.lasting:
+                raise MemoryFileError("an in-process memory has no file to back up",
+                                      expected="a memory opened with Memory.open(path)")
+            self._record.backup(destination)
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     @property
     def store(self) -> FactStore:
         """The store as a query sees it: every committed fact, and the tail provisionally."""
         with self._lock:
+            self._usable(write=False)
             self._view()
             return self._store
 
     @property
     def ledger(self) -> Ledger:
+        """The store's provenance ledger, the provisional tail included; an operation applied
+        to it is recorded in the operation log (`Ledger.operations`) and, for a memory kept in
+        a file, written by the next commit (ingest, flush or close)."""
         return self.store.ledger
 
     @property
     def tail(self) -> str:
         """Text held until it is known to be complete (see the module docstring)."""
-        return self._reader.tail
+        with self._lock:
+            self._usable(write=False)
+            return self._reader.tail
 
     def history(self, entity: str, relation: str | None = None
                 ) -> dict[str, tuple[Version, ...]]:
         """relation -> every version of (entity, relation), oldest first (`FactStore.history`)."""
         with self._lock:
+            self._usable(write=False)
             self._view()
             return self._store.history(entity, relation)
 
     def frontier(self, relation: str | None = None) -> list[tuple[str, Version]]:
         """(subject, head) of every key: the current values (`FactStore.frontier`)."""
         with self._lock:
+            self._usable(write=False)
             self._view()
             return self._store.frontier(relation)
 
@@ -196,6 +467,13 @@ class Memory:
         and `pickle` all come through here: the one place a memory that cannot be copied (one
         backed by a file) refuses."""
         with self._lock:
+            # a memory kept in a file is the file's: a copy or a pickle would be a second writer
+            if self._record.lasting:
+                raise MemoryFileError("a memory kept in a file cannot be copied or pickled",
+                                      path=self._record.path,
+                                      expected="Memory.open(path) again (readonly=True for "
+                                      "another reader), or factres memory backup for a copy "
+                                      "of the file")
             state = {name: value for name, value in self.__dict__.items() if name != "_lock"}
             # pickled at once, not handed to the caller's pickler to walk after the lock is
             # released; a pickle round trip is also twice as fast as copy.deepcopy here
@@ -224,29 +502,40 @@ class Memory:
         text, or not UTF-8, raises InputError and changes nothing. Bytes may end inside a
         character: the next chunk must then be bytes that begin with the rest of it (a str
         chunk is refused until they come). A piece's report comes back from the call that
-        completes it, which may be a later call than the one that brought its text."""
+        completes it, which may be a later call than the one that brought its text. For a
+        memory kept in a file, one transaction: the chunk, the operations and the reader's
+        state are in the file when it returns (MemoryFileError, with the memory and the file
+        as they were before, when it cannot be written)."""
         with self._lock:
+            self._usable(write=True)
             if isinstance(chunk, (bytes, bytearray, memoryview)):
-                data = self._held + bytes(chunk)
+                body = data = bytes(chunk)
+                data = self._held + data
                 cut = _complete_utf8(data)
                 text, held = _text_of(data[:cut]), data[cut:]
+                kind = BYTES
             else:
                 if self._held:
                     raise InputError(
                         f"a str chunk after a bytes chunk that ended inside a character (byte(s) "
                         f"{_hex(self._held)} held): the rest of that character must come first",
                         expected="bytes that complete the character, then any chunks")
-                text, held = _text_of(chunk), b""
+                body = text = _text_of(chunk)
+                held, kind = b"", TEXT
             batch = self._reader.feed(text)     # all or nothing: on failure nothing is held
             self._held = held
-            return self._apply(batch)
+            result = self._apply(batch)
+            self._save(kind, body)
+            return result
 
     def flush(self) -> IngestResult:
         """Commit the held tail as complete (the end of the text, for now). Bytes that began a
         character which never came whole are reported and dropped."""
         with self._lock:
+            self._usable(write=True)
             held, self._held = self._held, b""
             result = self._apply(self._reader.flush())
+            self._save(FLUSH, None)
             if held:
                 # after the tail, on a line of its own in the canonical layout
                 dangling = Report(UNPARSED, self._reader.lines + 1, _hex(held),
@@ -274,8 +563,8 @@ class Memory:
             self._store.extend(facts)
         self._viewed = False
         passed = {kind: batch.passed.get(kind, 0) for kind in PASSED_KINDS}
-        return IngestResult(len(facts), passed, tuple(batch.reports), tuple(facts),
-                            len(self._reader.tail))
+        reports, self._unapplied = tuple(self._unapplied) + tuple(batch.reports), []
+        return IngestResult(len(facts), passed, reports, tuple(facts), len(self._reader.tail))
 
     def _view(self) -> None:
         """Bring the provisional facts up to date with the tail (see the module docstring)."""
@@ -290,18 +579,40 @@ class Memory:
             same += 1
         if same < len(have):
             self._take_back(len(have) - same)
-        self._store.extend(wanted[same:])
+        if same < len(wanted):
+            self._store.extend(wanted[same:])
+            self._changed = True
         self._provisional = wanted
         self._viewed = True
 
     def _take_back(self, count: int) -> None:
         """Drop the store's last `count` facts (provisional ones the text has changed): the
-        store is append-only, so it is built again without them. Rare: only a query that came
-        while the tail ended inside an object holding a full stop ("... city of St.")."""
-        kept = list(self._store)[:len(self._store) - count]
-        store = self._store = FactStore(kept)
-        store.ledger
+        store is append-only, so it is built again without them, and its ledger is replayed
+        from the operation log without their accepts, so every other operation stays, in its
+        order (a revoke made while the tail was provisional is kept). An operation that no
+        longer applies without them (a revoke of a provisional head that was its key's only
+        version) is reported by the next ingest or flush. Rare: only a query that came while
+        the tail ended inside an object holding a full stop ("... city of St.")."""
+        facts = list(self._store)
+        kept = facts[:len(facts) - count]
+        gone = {id(fact) for fact in facts[len(facts) - count:]}
+        logged = self._store.ledger.operations()
+        operations = [o for o in logged if not (o.op == ACCEPT and id(o.evidence) in gone)]
+        # what a record holds past the first operation taken back is written again
+        first = next(i for i, o in enumerate(logged) if o.op == ACCEPT and id(o.evidence) in gone)
+        self._saved_operations = min(self._saved_operations, first)
+        self._saved_facts = min(self._saved_facts, len(kept))
+        self._changed = True
+        refused: list[tuple[Operation, Exception]] = []
+        store = self._store = FactStore(kept, Ledger.replay(operations, refused=refused))
         self._reader.rebind(functools.partial(_by_serial, store))
+        for operation, error in refused:
+            ev = operation.evidence
+            self._unapplied.append(Report(
+                NOT_REAPPLIED, ev.line if ev else 0, ev.text if ev else "",
+                f"{operation.op} on {show_key(operation.key)} read a provisional fact the text "
+                f"then changed, and no longer applies without it: {error}",
+                ev.serial if ev else None))
 
     # ---- reading -----------------------------------------------------------------------------
     def query(self, prompt: str, *, plan_sets: tuple[str, ...] | None = None,
@@ -326,6 +637,7 @@ class Memory:
                 raise InputError(str(exc)) from None
         question = harness.question_of(prompt)
         with self._lock:
+            self._usable(write=False)
             self._view()
             if not len(self._store):
                 return Answer("", question, NOTHING_INGESTED)

@@ -174,6 +174,28 @@ class FactReader:
         """Lines used so far in the canonical layout (the header's included)."""
         return self._line
 
+    # What `state` leaves out: the batch of the feed being read (empty between feeds) and the
+    # caller's lookup (given again to a new reader).
+    _TRANSIENT = frozenset({"_batch", "_earlier"})
+
+    def state(self) -> dict:
+        """The reader between two feeds as JSON values (the last committed fact by its fields):
+        every attribute but the transient ones, so that `restore` on a new reader reads on
+        exactly where this one stopped (a memory file keeps it after each ingest)."""
+        out = {}
+        for name, value in vars(self).items():
+            if name not in self._TRANSIENT:
+                out[name] = {"fact": list(value._fields())} if isinstance(value, Fact) else value
+        return out
+
+    def restore(self, state: dict) -> None:
+        """Take the state `state()` gave (on a new reader). ValueError for a name this reader
+        does not have."""
+        for name, value in state.items():
+            if name in self._TRANSIENT or not hasattr(self, name):
+                raise ValueError(f"the reader has no state {name!r}")
+            setattr(self, name, Fact(*value["fact"]) if isinstance(value, dict) else value)
+
     def rebind(self, earlier: Callable[[int], Fact | None]) -> None:
         """Look committed facts up through `earlier` from now on (the caller's new store)."""
         self._earlier = earlier

@@ -8,10 +8,12 @@ limits), `request` (the request body checked), `question` (the question found in
 user message), `conversation` (a conversation split into its memory part and its question, the
 memory's cache key, the memory built from it),
 `cache` (`MemoryCache`: memories by key, least recently used out, bounded by an estimate of
-their resident bytes), `reply` (the `chat.completion` object, its streamed chunks and the
-`factres` field), `readout` (the model name `factres-readout`, whose reply is the memory's
-readout), `api_errors` (OpenAI's error objects), `app` (`create_app(config)`, the
-Starlette app, and `serve` / `serving`, which run it on uvicorn).
+their resident bytes), `named` (named memories, `--store`: one memory file each, the
+prefix rule for a resent conversation, the open-file pool), `reply` (the `chat.completion`
+object, its streamed chunks and the `factres` field), `readout` (the model name
+`factres-readout`, whose reply is the memory's readout), `api_errors` (OpenAI's error
+objects), `app` (`create_app(config)`, the Starlette app, and `serve` / `serving`, which run it
+on uvicorn).
 
 Only `app` imports the web stack (Starlette, uvicorn: the `serve` extra); nothing imports
 `app` but the `serve` command, inside its function, so no other command loads the stack.

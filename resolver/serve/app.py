@@ -5,7 +5,8 @@
 
 Routes: `POST /v1/chat/completions` (the answer, or its server-sent events), `GET /v1/models`
 and `GET /v1/models/{name}` (the names accepted, factres's version, plan sets and mode, the
-cache's state). Every refusal is OpenAI's error object (api_errors.py) with its status (the
+cache's state); with a store folder (`ServeConfig.store`), the named memories (named.py): the
+same two under `/v1/memories/NAME/`, `GET /v1/memories` and `DELETE /v1/memories/NAME`. Every refusal is OpenAI's error object (api_errors.py) with its status (the
 question a memory refuses, such as one over MAX_QUESTION characters, is the client's: a 400);
 a fault of the server's own is a 500 of the same shape, logged, and the server keeps serving.
 Never a traceback to the client.
@@ -28,6 +29,7 @@ import logging
 import socket
 import threading
 import time
+from pathlib import Path
 from typing import Iterator
 
 import orjson
@@ -43,6 +45,7 @@ from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import MAX_MODEL_NAME, SHUTDOWN_TIMEOUT, ServeConfig
 from resolver.serve.context_cut import cut_warnings
 from resolver.serve.conversation import Conversation, Remembered, remember, split
+from resolver.serve.named import NamedMemories, check_name, close_evicted, parts
 from resolver.serve.question import NO_QUESTION_FOUND, NOT_FOUND
 from resolver.serve.readout import reply_answer
 from resolver.serve.reply import chunks, completion, factres_field, usage
@@ -73,8 +76,13 @@ class Service:
 
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
-        self.cache = MemoryCache(config.cache_bytes)
+        self.cache = MemoryCache(config.cache_bytes, on_evict=close_evicted)
         self.started = int(time.time())
+        self.named: NamedMemories | None = None
+        if config.store is not None:
+            Path(config.store).mkdir(exist_ok=True)
+            self.named = NamedMemories(Path(config.store), self.cache, config.max_open,
+                                       config.plan_sets, config.mode)
 
     def authorize(self, request: Request) -> None:
         if self.config.api_key is None:
@@ -153,6 +161,32 @@ class Service:
         clock.lap("memory")
         return self.answer(request, conversation, remembered, cached, clock)
 
+    def named_reply(self, name: str, body: bytes, clock: "_Clock") -> tuple[bool, object]:
+        """A worker thread's part for a named memory: the request read, its memory part
+        appended to the memory, its question asked (named.py)."""
+        request = parse_request(body)
+        if not self.config.accepts(request.model):
+            raise model_not_found(request.model, self.config.listed, MAX_MODEL_NAME)
+        conversation = split(request.messages)
+        asked = parts(conversation)
+        if asked.question is not None and len(conversation.bare_question) > MAX_QUESTION:
+            raise question_too_long(len(conversation.bare_question), MAX_QUESTION,
+                                    conversation.last)
+        clock.lap("split")
+        level = request.abstain_below or self.config.abstain_below
+        answer, remembered, cached, ingested = self.named.answer(name, asked, request.model,
+                                                                 level)
+        clock.lap("memory")
+        extra = factres_field(answer, remembered, cached,
+                              self.config.describe() | {"abstain_below": level})
+        extra["memory"] |= {"name": name, "ingested": ingested}
+        words = sum(len(m.text.split()) for m in request.messages)
+        counts = {"prompt_tokens": words, "completion_tokens": len(answer.text.split()),
+                  "total_tokens": words + len(answer.text.split())}
+        if request.stream:
+            return True, chunks(request.model, answer, counts, extra, request.include_usage)
+        return False, completion(request.model, answer, counts, extra)
+
     def models(self) -> dict:
         about = self.about()
         return {"object": "list", "factres": about,
@@ -203,18 +237,55 @@ def create_app(config: ServeConfig) -> Starlette:
         except Exception as exc:            # a fault of ours: say so, log it, keep serving
             log.exception("chat completion failed")
             raise internal(type(exc).__name__) from None
-        header = {"server-timing": ", ".join(f"{k};dur={v:.3f}" for k, v in timing.items())}
-        if streamed:
-            return StreamingResponse(iter(reply), media_type="text/event-stream",
-                                     headers=header | {"cache-control": "no-cache"})
-        return Response(reply, media_type=JSON, headers=header)
+        return _reply(streamed, reply, timing)
 
     async def models(request: Request) -> Response:
         service.authorize(request)
+        if "memory" in request.path_params:
+            check_name(request.path_params["memory"])
         return _json(service.models())
+
+    async def named_chat(request: Request) -> Response:
+        service.authorize(request)
+        name = request.path_params["memory"]
+        check_name(name)
+        timing: dict[str, float] = {}
+        clock = _Clock(timing)
+        try:
+            body = await read_body(request.stream(), request.headers.get("content-length"),
+                                   config.max_body, config.body_timeout)
+        except ClientDisconnect:
+            return Response(status_code=400)
+        except asyncio.CancelledError:      # the server stops (E31): a 503, no traceback
+            raise stopping(SHUTDOWN_TIMEOUT) from None
+        clock.lap("read")
+        try:
+            streamed, reply = await run_in_threadpool(service.named_reply, name, body, clock)
+        except ApiError:
+            raise
+        except asyncio.CancelledError:      # the server stops while the memory is used
+            raise stopping(SHUTDOWN_TIMEOUT) from None
+        except Exception as exc:            # a fault of ours: say so, log it, keep serving
+            log.exception("named chat completion failed")
+            raise internal(type(exc).__name__) from None
+        return _reply(streamed, reply, timing)
+
+    async def named_list(request: Request) -> Response:
+        service.authorize(request)
+        listed = await run_in_threadpool(service.named.listing)
+        return _json({"object": "list", "data": listed})
+
+    async def named_delete(request: Request) -> Response:
+        service.authorize(request)
+        name = request.path_params["memory"]
+        check_name(name)
+        await run_in_threadpool(service.named.delete, name)
+        return _json({"id": name, "object": "memory.deleted", "deleted": True})
 
     async def model(request: Request) -> Response:
         service.authorize(request)
+        if "memory" in request.path_params:
+            check_name(request.path_params["memory"])
         name = request.path_params["name"]
         if not config.accepts(name):
             raise model_not_found(name, config.listed, MAX_MODEL_NAME)
@@ -242,9 +313,24 @@ def create_app(config: ServeConfig) -> Starlette:
         log.error("unexpected %s on %s %s", type(exc).__name__, request.method, request.url.path)
         return await refused(request, internal(type(exc).__name__))
 
-    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
-                            Route("/v1/models", models, methods=["GET"]),
-                            Route("/v1/models/{name:path}", model, methods=["GET"])],
+    routes = [Route("/v1/chat/completions", chat, methods=["POST"]),
+              Route("/v1/models", models, methods=["GET"]),
+              Route("/v1/models/{name:path}", model, methods=["GET"])]
+    if service.named is not None:
+        routes += [Route("/v1/memories", named_list, methods=["GET"]),
+                   Route("/v1/memories/{memory}", named_delete, methods=["DELETE"]),
+                   Route("/v1/memories/{memory}/chat/completions", named_chat,
+                         methods=["POST"]),
+                   Route("/v1/memories/{memory}/models", models, methods=["GET"]),
+                   Route("/v1/memories/{memory}/models/{name:path}", model, methods=["GET"])]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        if service.named is not None:          # each named memory's last state written
+            service.named.close_all()
+
+    app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={ApiError: refused, HTTPException: http_error,
                                         Exception: fault})
     app.state.service = service
@@ -288,6 +374,15 @@ class _Clock:
         now = time.perf_counter()
         self.timing[name] = (now - self.last) * 1e3
         self.last = now
+
+
+def _reply(streamed: bool, reply, timing: dict[str, float]) -> Response:
+    """The reply (JSON bytes, or the events when `streamed`) with its Server-Timing header."""
+    header = {"server-timing": ", ".join(f"{k};dur={v:.3f}" for k, v in timing.items())}
+    if streamed:
+        return StreamingResponse(iter(reply), media_type="text/event-stream",
+                                 headers=header | {"cache-control": "no-cache"})
+    return Response(reply, media_type=JSON, headers=header)
 
 
 def _json(data: dict) -> Response:

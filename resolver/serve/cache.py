@@ -16,13 +16,17 @@ Two requests for the same new conversation build its memory once: the second wai
 first. At most `builds` memories are built at a time (2 by default): building is Python work
 that one interpreter does one thread at a time anyway, and each memory being built is resident
 memory the budget does not see, so more at once would only raise the peak. A memory larger
-than the whole budget still answers its request, but is not kept."""
+than the whole budget still answers its request, but is not kept.
+
+Named memories (`named.py`, `factres serve --store`) share the budget: their entries are kept
+here too, `resize`d as they grow, `discard`ed when deleted, and each one evicted is handed to
+`on_evict` (which closes its file), outside the lock."""
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Hashable
+from typing import Callable, Hashable, Iterable
 
 # Measured with tracemalloc (benchmarks/serve.py, "size"): bytes held by a memory after the
 # harness's frames of a context were fed and 200 questions asked (what a harness asks of one
@@ -62,8 +66,10 @@ class MemoryCache:
     """key -> a built memory (any object with a size), least recently used out past `budget`
     estimated bytes. Thread-safe."""
 
-    def __init__(self, budget: int, builds: int = 2) -> None:
+    def __init__(self, budget: int, builds: int = 2,
+                 on_evict: Callable[[Hashable, object], None] | None = None) -> None:
         self.budget = budget
+        self._on_evict = on_evict
         self._builds = threading.BoundedSemaphore(builds)
         self._slots: OrderedDict[Hashable, _Slot] = OrderedDict()
         self._building: dict[Hashable, _Build] = {}
@@ -128,10 +134,51 @@ class MemoryCache:
                 return                    # answers its own request, never pushes all out
             self._slots[key] = _Slot(value, size)
             self._bytes += size
-            while self._bytes > self.budget:
-                _, old = self._slots.popitem(last=False)
-                self._bytes -= old.size
+            evicted = self._over_budget()
+        self._evicted(evicted)
+
+    def _over_budget(self) -> list[tuple[Hashable, object]]:
+        """Evict the least recently used until the budget holds (under the lock)."""
+        evicted = []
+        while self._bytes > self.budget and self._slots:
+            key, old = self._slots.popitem(last=False)
+            self._bytes -= old.size
+            self.evictions += 1
+            evicted.append((key, old.value))
+        return evicted
+
+    def _evicted(self, evicted: Iterable[tuple[Hashable, object]]) -> None:
+        if self._on_evict is not None:
+            for key, value in evicted:
+                self._on_evict(key, value)
+
+    def resize(self, key: Hashable, size: int) -> None:
+        """A kept memory grew (or shrank) to `size` estimated bytes: others are evicted as the
+        budget needs, and so is this one when it alone is over it."""
+        with self._lock:
+            slot = self._slots.get(key)
+            if slot is None:
+                return
+            self._bytes += size - slot.size
+            slot.size = size
+            self._slots.move_to_end(key)
+            if size > self.budget:
+                del self._slots[key]
+                self._bytes -= size
                 self.evictions += 1
+                evicted = [(key, slot.value)]
+            else:
+                evicted = self._over_budget()
+        self._evicted(evicted)
+
+    def discard(self, key: Hashable) -> None:
+        """Drop `key`'s memory (handed to `on_evict`, not counted as an eviction)."""
+        with self._lock:
+            slot = self._slots.pop(key, None)
+            if slot is not None:
+                self._bytes -= slot.size
+        if slot is not None:
+            self._evicted([(key, slot.value)])
 
     def __contains__(self, key: Hashable) -> bool:
         with self._lock:

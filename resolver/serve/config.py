@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from pathlib import Path
 
 from resolver._version import __version__
 from resolver.errors import InputError, clip
@@ -19,6 +20,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_BODY = 16 * MIB
 DEFAULT_CACHE = 512 * MIB      # about 20 memories of the 262K context, warm (cache.py)
+DEFAULT_MAX_OPEN = 64          # named memories (--store) open at once
 # The largest sizes taken: a body of 4 GiB is past any harness's request (the 262K context is
 # 1.2 MB), and a cache of 10^6 MiB (about 1 TB) past any machine's memory; a larger number (a
 # typo, 1e300) is refused at startup rather than served until a reply cannot write it (orjson
@@ -87,6 +89,8 @@ class ServeConfig:
     limit_concurrency: int = DEFAULT_LIMIT_CONCURRENCY   # connections or requests, then 503
     body_timeout: float = DEFAULT_BODY_TIMEOUT     # seconds a body may stop arriving: 408
     abstain_below: str | None = None    # empty answers labelled below it (a request may ask)
+    store: str | None = None            # the folder of named memories (None: none)
+    max_open: int = DEFAULT_MAX_OPEN    # named memories open at once, at most
 
     def __post_init__(self) -> None:
         if self.api_key is not None:
@@ -129,6 +133,17 @@ class ServeConfig:
         if self.abstain_below is not None and self.abstain_below not in ABSTAIN_LEVELS:
             raise InputError(f"unknown confidence level {self.abstain_below!r}",
                              expected=" or ".join(ABSTAIN_LEVELS))
+        if self.max_open < 1:
+            raise InputError(f"--max-open {self.max_open} keeps no named memory open",
+                             expected="1 or more")
+        if self.store is not None:
+            folder = Path(self.store)
+            if folder.exists() and not folder.is_dir():
+                raise InputError("the store is a file", path=self.store,
+                                 expected="a folder of named memories (made when missing)")
+            if not folder.exists() and not folder.parent.is_dir():
+                raise InputError(f"the store's folder {folder.parent} does not exist",
+                                 path=self.store, expected="a path in an existing folder")
 
     def accepts(self, model: str) -> bool:
         """Whether a request may name `model`: any name of at most MAX_MODEL_NAME characters

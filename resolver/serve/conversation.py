@@ -243,30 +243,33 @@ class Remembered:
                 "reports": [r.to_json() for r in self.reports]}
 
 
+def tally(result, passed: Counter, reports: list[Report]) -> None:
+    """Count what an ingest passed over (a piece that fits no template and holds no serial
+    counts as TEXT) and keep what it reported, its text and reason cut as `factres parse` cuts
+    a line (E19: 20 lines of 500,000 characters made every reply 10 MB, and the cache kept
+    them)."""
+    passed.update(result.passed_over)
+    for report in result.reports:
+        if report.kind == UNPARSED and report.serial is None \
+                and not _SERIAL_LIKE.search(report.text):
+            passed[TEXT] += 1
+        else:
+            reports.append(dataclasses.replace(report, text=clip(report.text),
+                                               reason=clip(report.reason)))
+
+
 def remember(conversation: Conversation, plan_sets: tuple[str, ...], mode: str) -> Remembered:
     """A new `Memory` holding the conversation's memory part (see the module docstring).
     InputError when a message is not text UTF-8 can encode (a lone surrogate)."""
     memory = Memory(plan_sets, mode)
     passed: Counter = Counter({kind: 0 for kind in (*PASSED_KINDS, TEXT)})
     messages: Counter = Counter()
-    reported: Counter = Counter()
-    shown: list[Report] = []
+    reports: list[Report] = []
     chars = words = 0
     fed = False
 
     def add(result) -> None:
-        passed.update(result.passed_over)
-        for report in result.reports:
-            if report.kind == UNPARSED and report.serial is None \
-                    and not _SERIAL_LIKE.search(report.text):
-                passed[TEXT] += 1
-                continue
-            reported[report.kind] += 1
-            if len(shown) < REPORTS_SHOWN:
-                # cut as `factres parse` cuts a line (E19: 20 lines of 500,000 characters made
-                # every reply 10 MB, and the cache kept them)
-                shown.append(dataclasses.replace(report, text=clip(report.text),
-                                                 reason=clip(report.reason)))
+        tally(result, passed, reports)
 
     parts = conversation.memory
     for message, read in zip(parts, memory_messages(parts)):
@@ -280,9 +283,10 @@ def remember(conversation: Conversation, plan_sets: tuple[str, ...], mode: str) 
         chars += len(message.text)
         fed = True
     add(memory.flush())
+    reported = Counter(r.kind for r in reports)
     return Remembered(memory, conversation.key, len(memory.store), chars, words,
                       dict(sorted(passed.items())), dict(sorted(messages.items())),
-                      dict(sorted(reported.items())), tuple(shown))
+                      dict(sorted(reported.items())), tuple(reports[:REPORTS_SHOWN]))
 
 
 def memory_messages(messages: tuple[Message, ...]) -> list[bool]:

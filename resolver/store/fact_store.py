@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 from resolver.errors import ProvenanceError, clip
-from resolver.store.provenance import Ledger, Version
+from resolver.store.provenance import Ledger, Operation, Version
 from resolver.text.facts import Fact
 from resolver.text.relations import inventory
 
@@ -195,7 +195,10 @@ class FactStore:
     first lookup (about 80 ms for the 262K context on the 2-core reference machine), so a
     cached haystack loads in well under 0.1 s and callers that only count facts never pay."""
 
-    def __init__(self, facts: Iterable[Fact] = ()) -> None:
+    def __init__(self, facts: Iterable[Fact] = (), ledger: Ledger | None = None) -> None:
+        """`ledger`: the ledger these facts were written into, kept as it is (a ledger
+        replayed from its operation log, `Ledger.replay`, where operations other than the
+        facts' accepts are recorded); by default it is built from the facts on first use."""
         self._facts: list[Fact] | tuple[Fact, ...] = []
         self._built: _Index | None = None
         self._ledger: Ledger | None = None
@@ -212,6 +215,7 @@ class FactStore:
             self._facts = facts
         else:
             self.extend(facts)
+        self._ledger = ledger
 
     def __getstate__(self) -> dict:
         """What a copy or a pickle of the store holds: the facts, the lookup tables and the
@@ -250,6 +254,28 @@ class FactStore:
             if len(out) > first:
                 self._token_index = None
                 self._name_reads = {}
+
+    @classmethod
+    def replayed(cls, entries: Iterable[Fact | Operation]) -> "FactStore":
+        """A store rebuilt from its operation log (`Ledger.operations`, as a memory file keeps
+        it): each Fact is the accept of a fact of the store, in the order the facts came (its
+        key (subject normalised, relation), as `extend` writes it), each Operation any other
+        operation on the ledger, done in its place."""
+        entries = entries if isinstance(entries, list) else list(entries)
+        store = cls(tuple(e for e in entries if e.__class__ is Fact))
+        normed = store._ix.normed
+        ledger = Ledger()
+        start = 0
+        for at, entry in enumerate(entries):
+            if entry.__class__ is not Fact:
+                if start < at:
+                    ledger.accept_many(_writes(entries[start:at], normed))
+                ledger.apply(entry)
+                start = at + 1
+        if start < len(entries):
+            ledger.accept_many(_writes(entries[start:] if start else entries, normed))
+        store._ledger = ledger
+        return store
 
     @property
     def _ix(self) -> _Index:
@@ -363,6 +389,10 @@ class FactStore:
 
     def __iter__(self) -> Iterator[Fact]:
         return iter(self._facts)
+
+    def since(self, start: int) -> list[Fact]:
+        """The facts from position `start` on, in order (what a memory file writes)."""
+        return list(self._facts[start:])
 
     def versions(self, subject: str, relation: str) -> tuple[Fact, ...]:
         """Every version of the key, oldest first."""

@@ -46,7 +46,7 @@ Operations (each checks everything before it changes anything; a refused operati
                              back one predecessor at a time. Refused on an empty key and on a
                              contested key (resolve first: a retraction restores a value, not a
                              contest).
-    resolve(key, choice)     choice (a version id, or a value) is the head or one open
+    resolve(key, choice[, ev]) choice (a version id, or a value) is the head or one open
                              alternative of a contested key; it becomes the head (active) and
                              the other parties are contradicted. Choosing an alternative writes
                              a supersedes edge from it to the old head, so a later revoke walks
@@ -57,7 +57,10 @@ Operations (each checks everything before it changes anything; a refused operati
                              to the observation. Refused on an empty key (accept) and for a
                              value no open version holds (accept, contest or reject).
 
-The order of operations is the order of precedence; serials are evidence, not ordering.
+The order of operations is the order of precedence; serials are evidence, not ordering. The
+ledger keeps the record of them too, the operation log (`operations`): every operation that
+went through, in arrival order, with its key, value and evidence, from which `Ledger.replay`
+rebuilds the state exactly (a memory file stores it, docs/memory.md).
 FactConsolidation's write path is `accept` in serial order, so its frontier is latest-wins.
 Internally the ledger keeps parallel columns indexed by version id (a version is a few array
 and list slots, not an object; a key is a number, its versions chained newest to oldest) and
@@ -83,6 +86,11 @@ CONTRADICTED = "contradicted"
 REVOKED = "revoked"
 STATUSES = (ACTIVE, CONTESTED, SUPERSEDED, CONTRADICTED, REVOKED)
 
+# The operations, in the order of their codes in the operation log.
+ACCEPT, REJECT, CONTEST, REVOKE, RESOLVE, NOOP = (
+    "accept", "reject", "contest", "revoke", "resolve", "noop")
+OPERATIONS = (ACCEPT, REJECT, CONTEST, REVOKE, RESOLVE, NOOP)
+
 SUPERSEDES = "supersedes"
 ALTERNATIVE_OF = "alternative-of"
 REVOKES = "revokes"
@@ -103,6 +111,16 @@ class Evidence(NamedTuple):
     serial: int
     line: int          # 1-based line in the context (0 when there is no line)
     text: str          # the source text as written
+
+
+class Operation(NamedTuple):
+    """One entry of the operation log (`Ledger.operations`): what `Ledger.apply` takes to do it
+    again, with the same result."""
+    op: str                            # one of OPERATIONS
+    key: tuple[str, ...]
+    value: str | None                  # written (accept, contest, reject), supported (noop) or
+                                       # chosen (resolve); None for a revoke
+    evidence: "EvidenceLike | None"    # None only for a resolve given no evidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +193,7 @@ _STATUS_CODE = {status: code for code, status in enumerate(STATUSES)}
 _EDGE_CODE = {kind: code for code, kind in enumerate(EDGE_KINDS)}
 _ACTIVE, _CONTESTED, _SUPERSEDED, _CONTRADICTED, _REVOKED = range(len(STATUSES))
 _SUPERSEDES, _ALTERNATIVE_OF, _REVOKES, _SUPPORTED_BY = range(len(EDGE_KINDS))
+_ACCEPT, _REJECT, _CONTEST, _REVOKE, _RESOLVE, _NOOP = range(len(OPERATIONS))
 
 
 class _Newest(Sequence):
@@ -263,6 +282,13 @@ class Ledger:
         # Counts the writes that went through: readers keep derived reads (lineages, hops) until
         # it moves. Not part of dump(): two equal ledgers may have taken different paths.
         self._revision = 0
+        # The operation log, in arrival order: each operation's code (OPERATIONS' position) and
+        # the version it wrote (accept, contest, reject), the tombstone (revoke), the version
+        # chosen (resolve) or supported (noop); key, value and evidence are that version's (a
+        # noop's evidence is its observation). Five bytes per operation.
+        self._log_op = bytearray()
+        self._log_vid = array("i")
+        self._log_evidence: dict[int, EvidenceLike] = {}   # a resolve's evidence, when given
 
     @property
     def revision(self) -> int:
@@ -347,10 +373,12 @@ class Ledger:
         """The new value becomes the head; the old head becomes superseded."""
         _check_write(key, value, evidence)
         if key in self._open:
-            return self._replace(key, value, evidence, _SUPERSEDED)
+            return self._logged(_ACCEPT, self._replace(key, value, evidence, _SUPERSEDED))
         # What `_replace` does, for the common case (no open alternative), in one place.
         self._revision += 1
         vid = len(self._value)
+        self._log_op.append(_ACCEPT)
+        self._log_vid.append(vid)
         k = self._keyno.get(key)
         if k is None:
             self._keyno[key] = len(self._keys)
@@ -388,7 +416,12 @@ class Ledger:
         self._need_new_value(key, value, head, "reject",
                              "noop supports the head; resolve picks an alternative")
         self._irregular.add(key)
-        return self._replace(key, value, evidence, _CONTRADICTED)
+        return self._logged(_REJECT, self._replace(key, value, evidence, _CONTRADICTED))
+
+    def _logged(self, code: int, vid: int) -> int:
+        self._log_op.append(code)
+        self._log_vid.append(vid)
+        return vid
 
     def _replace(self, key, value, evidence, old_status: int) -> int:
         head = self._head_of(key)
@@ -405,6 +438,21 @@ class Ledger:
         """`accept` of each (key, value, evidence) in order, faster; returns the number
         accepted. The same result as calling accept in order, to the byte (a test checks it),
         including on a bad write: the writes before it stay, and ProvenanceError is raised."""
+        # Counted before the first write: a bad write midway keeps the writes before it.
+        self._revision += 1
+        start = len(self._value)
+        try:
+            self._accept_each(writes, start)
+        finally:
+            # every write that went through is in the log, even when a bad one stopped them
+            done = len(self._value)
+            self._log_op.extend(bytes(done - start))          # _ACCEPT is 0
+            self._log_vid.extend(range(start, done))
+        return done - start
+
+    def _accept_each(self, writes, vid: int) -> None:
+        """`accept_many`'s loop, from version id `vid` on (a bad write raises ProvenanceError
+        with the writes before it done)."""
         kno, values, evidences = self._kno, self._value, self._evidence
         statuses, prevs, pred_other = self._status, self._prev, self._pred_other
         edge_kind, edge_src, edge_dst = self._edge_kind, self._edge_src, self._edge_dst
@@ -412,10 +460,6 @@ class Ledger:
                                                  self._count, self._heads_other)
         open_ = self._open
         known = _EVIDENCE_TYPES
-        # Counted before the first write: a bad write midway keeps the writes before it.
-        self._revision += 1
-        vid = len(values)
-        start = vid
         for key, value, evidence in writes:
             if type(key) is not tuple or type(value) is not str or not value \
                     or type(evidence) not in known:
@@ -452,7 +496,6 @@ class Ledger:
             evidences.append(evidence)
             statuses.append(_ACTIVE)
             vid += 1
-        return vid - start
 
     def contest(self, key: tuple[str, ...], value: str, evidence: EvidenceLike) -> int:
         """The new value is kept as an alternative; the head becomes contested."""
@@ -464,7 +507,7 @@ class Ledger:
         self._status[head] = _CONTESTED
         self._edge(_ALTERNATIVE_OF, vid, head)
         self._open.setdefault(key, []).append(vid)
-        return vid
+        return self._logged(_CONTEST, vid)
 
     def revoke(self, key: tuple[str, ...], evidence: EvidenceLike) -> int:
         """Retract the head: a tombstone revokes it and its most recent predecessor that is
@@ -489,11 +532,15 @@ class Ledger:
         else:
             self._status[back] = _ACTIVE
             self._set_head(key, back)
-        return tomb
+        return self._logged(_REVOKE, tomb)
 
-    def resolve(self, key: tuple[str, ...], choice: int | str) -> int:
+    def resolve(self, key: tuple[str, ...], choice: int | str,
+                evidence: EvidenceLike | None = None) -> int:
         """Settle a contest: `choice` (a version id or a value) becomes the head, the other
-        parties are contradicted."""
+        parties are contradicted. `evidence`, when given, is kept in the operation log (what
+        settled it); the ledger's state does not depend on it."""
+        if evidence is not None:
+            _check_evidence(evidence)
         alternatives = self._open.get(key)
         if not alternatives:
             head = self._head_of(key)
@@ -518,7 +565,9 @@ class Ledger:
             self._set_pred(chosen, head)
             self._edge(_SUPERSEDES, chosen, head)
             self._set_head(key, chosen)
-        return chosen
+        if evidence is not None:
+            self._log_evidence[len(self._log_op)] = evidence
+        return self._logged(_RESOLVE, chosen)
 
     def noop(self, key: tuple[str, ...], value: str, evidence: EvidenceLike) -> int:
         """A supporting observation: the open version holding `value` gains one support."""
@@ -534,7 +583,98 @@ class Ledger:
         self._support_other[target] = self._support_of(target) + 1
         self._edge(_SUPPORTED_BY, target, len(self._observations))
         self._observations.append(evidence)
-        return target
+        return self._logged(_NOOP, target)
+
+    # ---- the operation log -------------------------------------------------------------
+    @property
+    def logged(self) -> int:
+        """How many operations the log holds (every operation that went through)."""
+        return len(self._log_op)
+
+    def operation_counts(self) -> dict[str, int]:
+        """How many operations of each kind the log holds (kinds never used left out)."""
+        codes = self._log_op
+        counts = {op: codes.count(code) for code, op in enumerate(OPERATIONS)}
+        return {op: n for op, n in counts.items() if n}
+
+    @property
+    def key_count(self) -> int:
+        """How many keys were ever written (empty ones included)."""
+        return len(self._keys)
+
+    def accepted_since(self, start: int) -> list[EvidenceLike] | None:
+        """The evidence of each operation from log entry `start` on when every one of them is
+        an accept (a writer's common case: the facts of one ingest), else None."""
+        codes = self._log_op
+        if codes.count(_ACCEPT, start) != len(codes) - start:
+            return None
+        evidence = self._evidence
+        return [evidence[vid] for vid in self._log_vid[start:]]
+
+    def operations(self, start: int = 0) -> list[Operation]:
+        """The operation log from entry `start` on, in arrival order: every operation that went
+        through, with its key, value and evidence. `Ledger.replay` of the whole log gives this
+        ledger again, `dump()` byte for byte."""
+        codes, vids = self._log_op, self._log_vid
+        keys, kno, values, evidences = self._keys, self._kno, self._value, self._evidence
+        resolved, observations = self._log_evidence, self._observations
+        oid = codes.count(_NOOP, 0, start)            # a noop's evidence is its observation
+        out = []
+        for i in range(start, len(codes)):
+            code, vid = codes[i], vids[i]
+            if code == _NOOP:
+                evidence = observations[oid]
+                oid += 1
+            elif code == _RESOLVE:
+                evidence = resolved.get(i)
+            else:
+                evidence = evidences[vid]
+            out.append(Operation(OPERATIONS[code], keys[kno[vid]], values[vid], evidence))
+        return out
+
+    def apply(self, operation: Operation) -> int:
+        """Do one operation of the log again (`operations`): its method, with its arguments;
+        returns what the method returns. ProvenanceError when it does not apply here."""
+        op, key, value, evidence = operation
+        if op == ACCEPT:
+            return self.accept(key, value, evidence)
+        if op == REJECT:
+            return self.reject(key, value, evidence)
+        if op == CONTEST:
+            return self.contest(key, value, evidence)
+        if op == REVOKE:
+            return self.revoke(key, evidence)
+        if op == RESOLVE:
+            return self.resolve(key, value, evidence)
+        if op == NOOP:
+            return self.noop(key, value, evidence)
+        raise ProvenanceError(f"unknown operation {op!r} (expected one of "
+                              f"{', '.join(OPERATIONS)})")
+
+    @classmethod
+    def replay(cls, operations: Iterable[Operation], *, refused: list | None = None
+               ) -> "Ledger":
+        """A new ledger holding `operations` done in order (runs of accepts in one
+        `accept_many`). An operation that does not apply raises ProvenanceError, unless
+        `refused` is a list: it is then left out and (operation, error) appended to it."""
+        ledger = cls()
+        run: list[tuple] = []
+        for operation in operations:
+            if operation.op == ACCEPT:
+                run.append((operation.key, operation.value, operation.evidence))
+                continue
+            if run:
+                ledger.accept_many(run)
+                run = []
+            try:
+                ledger.apply(operation)
+            except ProvenanceError as exc:
+                if refused is None:
+                    raise
+                refused.append((operation, exc))
+        if run:
+            ledger.accept_many(run)
+        return ledger
 
     def _need_head(self, key, op: str, instead: str | None) -> int:
         head = self._head_of(key)
