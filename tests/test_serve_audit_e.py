@@ -550,3 +550,18 @@ def test_e22_a_memory_keeps_a_bounded_number_of_question_readings():
     # a reading per distinct question was kept for ever (audit E: 80 MB over 4,000 questions
     # of 990 characters); benchmarks/serve.py measures the server's resident memory
     assert len(memory.store.name_cache()) == 256
+
+
+def test_e20_a_named_memory_sent_small_chunks_one_per_request_keeps_every_fact(dev, tmp_path):
+    questions, haystack, rows, _ = dev
+    chunks = chunks_of(haystack.text, 16, framed=False)
+    with serving(ServeConfig(port=0, store=str(tmp_path / "memories"))) as url:
+        agent = client(f"{url}/memories/agent")
+        for chunk in chunks:                     # facts, no question: nothing is asked
+            reply = agent.chat.completions.create(model="m", messages=user(chunk))
+            assert reply.choices[0].message.content == ""
+        for q in questions[::20]:
+            reply = agent.chat.completions.create(model="m", messages=user(q.text))
+            assert reply.choices[0].message.content == rows[q.qid]["prediction"], q.qid
+        memory = reply.model_extra["factres"]["memory"]
+    assert memory["facts"] == 455 and memory["reported"] == {}

@@ -289,8 +289,10 @@ def remember(conversation: Conversation, plan_sets: tuple[str, ...], mode: str) 
                       dict(sorted(reported.items())), tuple(reports[:REPORTS_SHOWN]))
 
 
-def memory_messages(messages: tuple[Message, ...]) -> list[bool]:
+def memory_messages(messages: tuple[Message, ...], before: str | None = None) -> list[bool]:
     """Which messages of the memory part are fed to the memory (see the module docstring).
+    `before`: the text the memory already holds, when the messages are appended to it (a
+    named memory), so that a message may continue a fact it left open.
 
     A message holding a serial ("12. ", or "12." at its end) is fed; a system (or developer)
     message only when no other message holds one (E11: a system prompt's worked example,
@@ -301,20 +303,28 @@ def memory_messages(messages: tuple[Message, ...]) -> list[bool]:
     one text (E20). Every other message (an acknowledgement, an instruction, between facts or
     not) is passed over whole."""
     holds = [bool(_HOLDS_SERIAL.search(m.text)) for m in messages]
-    if not any(h and m.role not in INSTRUCTING for h, m in zip(holds, messages)):
+    tail = None if not before else _tail(_chunk(before[-4 * MAX_FACT:]), None)
+    if tail is None and not any(h and m.role not in INSTRUCTING
+                                for h, m in zip(holds, messages)):
         return holds                  # only a system message holds facts: it is the memory
-    read, tail = [], None             # the fed text since its last serial (None: none yet)
+    read = []                         # `tail`: the fed text since its last serial (None: none)
     for held, m in zip(holds, messages):
         fed = m.role not in INSTRUCTING and (
             held or (m.role == "user" and tail is not None and _inside_fact(tail)))
         read.append(fed)
         if fed:
-            chunk = _chunk(m.text)
-            serial = None
-            for serial in _SERIAL_END.finditer(chunk):
-                pass
-            tail = chunk[serial.end():] if serial else (tail or "") + " " + chunk
+            tail = _tail(_chunk(m.text), tail)
     return read
+
+
+def _tail(chunk: str, tail: str | None) -> str | None:
+    """The fed text since its last serial once `chunk` is fed after `tail`."""
+    serial = None
+    for serial in _SERIAL_END.finditer(chunk):
+        pass
+    if serial is not None:
+        return chunk[serial.end():]
+    return None if tail is None else tail + " " + chunk
 
 
 def _inside_fact(tail: str) -> bool:
@@ -337,5 +347,5 @@ def _chunk(text: str) -> str:
     text = text.strip()
     if text.endswith(harness.FRAME_ACKNOWLEDGEMENT):
         text = text[:-len(harness.FRAME_ACKNOWLEDGEMENT)]
-    at = text.find(harness.FRAME_INSTRUCTION)
+    at = text.rfind(harness.FRAME_INSTRUCTION)           # the last frame's, in a memory's text
     return text[at + len(harness.FRAME_INSTRUCTION):] if at >= 0 else text

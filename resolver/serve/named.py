@@ -186,7 +186,7 @@ class NamedMemories:
                 abstain_below: str | None) -> tuple[Answer, Remembered, bool, int]:
         passed: Counter = Counter()
         reports: list = []
-        read = memory_messages(request.memory)
+        read = memory_messages(request.memory, entry.held)
         facts = [m for m, fed in zip(request.memory, read) if fed]
         skipped = Counter(m.role for m, fed in zip(request.memory, read) if not fed)
         text = " ".join(m.text for m in facts)
