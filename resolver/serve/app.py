@@ -44,6 +44,7 @@ from resolver.serve.body import read_body
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import MAX_MODEL_NAME, SHUTDOWN_TIMEOUT, ServeConfig
 from resolver.serve.context_cut import cut_warnings
+from resolver.serve.fact_lists import lowered
 from resolver.serve.conversation import Conversation, Remembered, remember, split
 from resolver.serve.named import NamedMemories, check_name, close_evicted, parts
 from resolver.serve.question import NO_QUESTION_FOUND, NOT_FOUND
@@ -134,9 +135,11 @@ class Service:
             # the memory refuses only what it was asked (the question): the client's input
             raise bad_request(f"The question cannot be answered: {exc}", param="messages",
                               code="invalid_value") from None
+        if not remembered.sure:             # a guess between fact lists (fact_lists.py)
+            answer = lowered(answer, level)
         answer = reply_answer(request.model, remembered.memory, answer)
         clock.lap("query")
-        warnings = cut_warnings(conversation.part.pieces)
+        warnings = cut_warnings(conversation.part.pieces) + list(remembered.warnings)
         if warnings and not cached:         # once per context: when its memory is built
             for warning in warnings:
                 log.warning("memory %s: %s", conversation.key, warning)
@@ -178,7 +181,8 @@ class Service:
                                                                  level)
         clock.lap("memory")
         extra = factres_field(answer, remembered, cached,
-                              self.config.describe() | {"abstain_below": level})
+                              self.config.describe() | {"abstain_below": level},
+                              remembered.warnings)
         extra["memory"] |= {"name": name, "ingested": ingested}
         words = sum(len(m.text.split()) for m in request.messages)
         counts = {"prompt_tokens": words, "completion_tokens": len(answer.text.split()),

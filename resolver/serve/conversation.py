@@ -48,6 +48,8 @@ from resolver.errors import clip
 from resolver.mab import harness
 from resolver.memory.memory import Memory
 from resolver.memory.stream import PASSED_KINDS, UNPARSED, Report
+# INSTRUCTING: roles whose messages instruct, memory only when no other message holds facts (E11)
+from resolver.serve.fact_lists import INSTRUCTING, choose
 from resolver.serve.question import ABBREVIATION, LAST_SENTENCE, find_question
 from resolver.serve.request import Message
 from resolver.text.facts import reads_as_fact
@@ -62,8 +64,6 @@ _HOLDS_SERIAL = re.compile(r"\d\.(?:\s|\Z)")
 # (or at the start) and before one (or at the end).
 _SERIAL_END = re.compile(r"(?:\A|(?<=\s))\d+\.(?=\s|\Z)")
 MAX_FACT = 2000                     # characters of a fact's text a serial-less message may end
-# Roles whose messages instruct: memory only when no other message holds facts (E11).
-INSTRUCTING = ("system", "developer")
 _NONBLANK = re.compile(r"\S")
 # A memory part's hash reads its shape (each message's role and length) and SAMPLES + 2 short
 # windows of its text spread over the whole part, at places set by the lengths alone (so equal
@@ -235,6 +235,10 @@ class Remembered:
     messages_passed_over: dict[str, int]        # role -> messages without facts
     reported: dict[str, int]                    # report kind -> count
     reports: tuple[Report, ...] = field(default=())     # the first REPORTS_SHOWN
+    # several fact lists: which one is the memory (fact_lists.choose), and whether a header
+    # decided it (when not, answers are lowered to low confidence)
+    warnings: tuple[str, ...] = field(default=())
+    sure: bool = True
 
     def to_json(self) -> dict:
         return {"key": self.key, "facts": self.facts, "passed_over": dict(self.passed_over),
@@ -272,21 +276,24 @@ def remember(conversation: Conversation, plan_sets: tuple[str, ...], mode: str) 
         tally(result, passed, reports)
 
     parts = conversation.memory
-    for message, read in zip(parts, memory_messages(parts)):
+    choice = choose(parts, memory_messages(parts))
+    for message, span in zip(parts, choice.spans):
         words += len(message.text.split())
-        if not read:
+        if span is None:
             messages[message.role] += 1
             continue
+        text = message.text if span == (0, len(message.text)) else message.text[span[0]:span[1]]
         if fed:
             add(memory.ingest(" "))
-        add(memory.ingest(message.text))
-        chars += len(message.text)
+        add(memory.ingest(text))
+        chars += len(text)
         fed = True
     add(memory.flush())
     reported = Counter(r.kind for r in reports)
     return Remembered(memory, conversation.key, len(memory.store), chars, words,
                       dict(sorted(passed.items())), dict(sorted(messages.items())),
-                      dict(sorted(reported.items())), tuple(reports[:REPORTS_SHOWN]))
+                      dict(sorted(reported.items())), tuple(reports[:REPORTS_SHOWN]),
+                      choice.warnings, choice.sure)
 
 
 def memory_messages(messages: tuple[Message, ...], before: str | None = None) -> list[bool]:

@@ -30,6 +30,7 @@ from resolver.memory.memory import Answer, Memory
 from resolver.serve.api_errors import SERVER_ERROR, ApiError, bad_request
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.conversation import Conversation, Remembered, memory_messages, tally
+from resolver.serve.fact_lists import choose, lowered
 from resolver.serve.question import NOT_FOUND
 from resolver.serve.readout import reply_answer
 from resolver.serve.request import Message
@@ -186,10 +187,11 @@ class NamedMemories:
                 abstain_below: str | None) -> tuple[Answer, Remembered, bool, int]:
         passed: Counter = Counter()
         reports: list = []
-        read = memory_messages(request.memory, entry.held)
-        facts = [m for m, fed in zip(request.memory, read) if fed]
-        skipped = Counter(m.role for m, fed in zip(request.memory, read) if not fed)
-        text = " ".join(m.text for m in facts)
+        choice = choose(request.memory, memory_messages(request.memory, entry.held))
+        text = " ".join(m.text[span[0]:span[1]] for m, span in zip(request.memory, choice.spans)
+                        if span is not None)
+        skipped = Counter(m.role for m, span in zip(request.memory, choice.spans)
+                          if span is None)
         held = entry.held
         if text.startswith(held):
             rest = text[len(held):]
@@ -201,14 +203,16 @@ class NamedMemories:
         if request.question is None:
             answer = Answer("", "", NO_QUESTION)
         else:
-            answer = reply_answer(model, entry.memory,
-                                  entry.memory.query(request.question, abstain_below=abstain_below))
+            answer = entry.memory.query(request.question, abstain_below=abstain_below)
+            if not choice.sure:                 # a guess between fact lists (fact_lists.py)
+                answer = lowered(answer, abstain_below)
+            answer = reply_answer(model, entry.memory, answer)
         words = sum(len(m.text.split()) for m in request.memory)
         remembered = Remembered(entry.memory, f"memory:{entry.name}", len(entry.memory.store),
                                 len(entry.held), words, dict(sorted(passed.items())),
                                 dict(sorted(skipped.items())),
                                 dict(sorted(Counter(r.kind for r in reports).items())),
-                                tuple(reports[:20]))
+                                tuple(reports[:20]), choice.warnings, choice.sure)
         return answer, remembered, cached, len(rest)
 
     def listing(self) -> list[dict]:

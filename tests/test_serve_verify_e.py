@@ -1,0 +1,98 @@
+"""The server's cases of verify-e that did not hold, each against a server this module starts on
+a loopback port and stops, through the real `openai` client (raw sockets where a client cannot
+send the request).
+
+F03: a worked example's fact list before the context's (a few-shot user/assistant pair, a second
+system message, the same message) never takes the context's serials: the memory is the list
+after the header, else a user message's, else the largest or last, the others passed over with a
+warning, and a guess lowers the confidence."""
+from __future__ import annotations
+
+import pytest
+from openai import OpenAI
+from test_serve_extremes import FACTS, QUESTION, client, server, user  # noqa: F401
+
+from resolver.serve.app import serving
+from resolver.serve.config import ServeConfig
+
+EXAMPLE = ("Example:\n0. Tim Cook is employed by Acme.\n1. Tim Cook is employed by Initech.\n"
+           "Question: Who is Tim Cook employed by?")
+BARE = FACTS.replace("Here is a list of facts:\n", "")       # the context without its header
+
+LAYOUTS = {
+    "few-shot pair": lambda facts: [
+        {"role": "user", "content": EXAMPLE}, {"role": "assistant", "content": "Initech"},
+        {"role": "user", "content": facts + QUESTION}],
+    "two system messages": lambda facts: [
+        {"role": "system", "content": EXAMPLE}, {"role": "system", "content": facts},
+        {"role": "user", "content": QUESTION}],
+    "one system message": lambda facts: [
+        {"role": "system", "content": EXAMPLE + "\nAnswer: Initech\n" + facts},
+        {"role": "user", "content": QUESTION}],
+    "context in the system message, example in a few-shot pair": lambda facts: [
+        {"role": "system", "content": facts},
+        {"role": "user", "content": EXAMPLE}, {"role": "assistant", "content": "Initech"},
+        {"role": "user", "content": QUESTION}],
+}
+
+
+def ask(url: str, messages: list[dict], **kwargs):
+    return client(url).chat.completions.create(model="gpt-4o-mini", messages=messages,
+                                               max_tokens=10, **kwargs)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_f03_the_list_after_the_header_is_the_memory_not_an_example(server, layout):
+    reply = ask(server, LAYOUTS[layout](FACTS))
+    extra = reply.model_extra["factres"]
+    assert reply.choices[0].message.content == "Google"
+    assert extra["confidence"]["label"] == "high"
+    assert extra["memory"]["facts"] == 2 and extra["memory"]["reported"] == {}
+    (warning,) = extra["warnings"]
+    assert warning.startswith("the conversation holds 2 numbered fact lists (the numbering "
+                              "starts again): the memory is the list after the header")
+    assert "read as an example and not remembered" in warning
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS)[:3])
+def test_f03_without_a_header_the_last_list_is_read_and_the_confidence_lowered(server, layout):
+    reply = ask(server, LAYOUTS[layout](BARE))
+    extra = reply.model_extra["factres"]
+    assert reply.choices[0].message.content == "Google"
+    assert extra["memory"]["facts"] == 2 and extra["memory"]["reported"] == {}
+    assert extra["confidence"] == {"label": "low", "reasons": [
+        "several numbered fact lists, and no header said which is the context"]}
+    assert extra["warnings"][0].endswith("which list is the context is a guess: the "
+                                         "confidence is lowered to low")
+    # a client that abstains below medium abstains from the guess
+    reply = ask(server, LAYOUTS[layout](BARE), extra_body={"abstain_below": "medium"})
+    assert reply.choices[0].message.content == ""
+    assert reply.model_extra["factres"]["reason"].startswith("abstained: confidence low")
+
+
+def test_f03_a_system_example_beside_an_unheaded_user_context_is_instructions(server):
+    # E11's rule decides when no header does: the user message's list is the memory
+    messages = [{"role": "system", "content": EXAMPLE}] + user(BARE + QUESTION)
+    reply = ask(server, messages)
+    assert reply.choices[0].message.content == "Google"
+    assert reply.model_extra["factres"]["memory"]["messages_passed_over"] == {"system": 1}
+
+
+def test_f03_one_list_gives_no_warning(server):
+    reply = ask(server, user(FACTS + QUESTION))
+    assert reply.model_extra["factres"]["warnings"] == []
+    assert reply.model_extra["factres"]["confidence"]["label"] == "high"
+
+
+def test_f03_named_memory_reads_the_context_not_the_example(tmp_path):
+    with serving(ServeConfig(port=0, store=str(tmp_path))) as url:
+        named = OpenAI(base_url=f"{url}/memories/agent", api_key="sk-anything", max_retries=0)
+        reply = named.chat.completions.create(model="gpt-4o-mini", max_tokens=10,
+                                              messages=LAYOUTS["few-shot pair"](FACTS))
+        extra = reply.model_extra["factres"]
+        assert reply.choices[0].message.content == "Google"
+        assert extra["memory"]["facts"] == 2 and extra["memory"]["reported"] == {}
+        assert extra["warnings"][0].startswith("the conversation holds 2 numbered fact lists")
+        reply = named.chat.completions.create(model="gpt-4o-mini", max_tokens=10,
+                                              messages=LAYOUTS["few-shot pair"](BARE))
+        assert reply.choices[0].message.content == "Google"
