@@ -24,7 +24,7 @@ import resolver.hub as hub
 from resolver.errors import InputError, MissingExtraError
 from resolver.store.fact_store import FactStore
 from resolver.strict_json import loads
-from resolver.text.facts import NOTE_CRLF, ParseResult
+from resolver.text.facts import NOTE_CRLF, ParseResult, crlf_as_lf
 
 _SOURCE = re.compile(r"(?:^|_)(?P<kind>sh|mh)_(?P<size>\d+k)$")
 
@@ -105,7 +105,7 @@ def decode(data: bytes, path: str) -> tuple[str, tuple[str, ...]]:
         raise InputError(f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
                          path=path, line=line, expected="UTF-8 text") from None
     if "\r\n" in text:
-        text = text.replace("\r\n", "\n")
+        text = crlf_as_lf(text)
         notes.append(NOTE_CRLF)
     return text, tuple(notes)
 
@@ -366,7 +366,7 @@ def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
             context, row_notes = row.context, file_notes
             if "\r" in context or context.startswith("\ufeff"):
                 context, more = decode(context.encode("utf-8"), path)
-                row_notes = file_notes + more
+                row_notes = file_notes + tuple(n for n in more if n not in file_notes)
             csha = sha256_bytes(context.encode("utf-8"))
             if csha not in haystacks:
                 try:

@@ -5,7 +5,8 @@ send the request).
 F03: a worked example's fact list before the context's (a few-shot user/assistant pair, a second
 system message, the same message) never takes the context's serials: the memory is the list
 after the header, else a user message's, else the largest or last, the others passed over with a
-warning, and a guess lowers the confidence."""
+warning, and a guess lowers the confidence.
+F02: lines ending "\\r\\r\\n" are read as `factres parse` reads them."""
 from __future__ import annotations
 
 import pytest
@@ -96,3 +97,11 @@ def test_f03_named_memory_reads_the_context_not_the_example(tmp_path):
         reply = named.chat.completions.create(model="gpt-4o-mini", max_tokens=10,
                                               messages=LAYOUTS["few-shot pair"](BARE))
         assert reply.choices[0].message.content == "Google"
+
+
+# ---- F02: "\r\r\n" line ends, as `factres parse` reads them ---------------------------------------
+def test_f02_cr_cr_lf_line_ends_are_read_as_parse_reads_them(server):
+    reply = ask(server, user(FACTS.replace("\n", "\r\r\n") + QUESTION))
+    extra = reply.model_extra["factres"]
+    assert reply.choices[0].message.content == "Google"
+    assert extra["memory"]["facts"] == 2 and extra["memory"]["reported"] == {}

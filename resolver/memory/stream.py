@@ -69,6 +69,7 @@ from resolver.text.facts import (
     MAX_SERIAL,
     TOO_LARGE_EXPECTED,
     Fact,
+    crlf_as_lf,
     parse_fact_block,
     parse_fact_lines,
     reads_as_fact,
@@ -252,7 +253,7 @@ class FactReader:
             text = text.removeprefix(BOM)
         raw = self._raw + text
         if "\r" in raw:
-            raw = raw.replace("\r\n", "\n")
+            raw = crlf_as_lf(raw)        # "\r\r\n" too: a line end, as `factres parse` reads it
         end = len(raw) if final else self._safe_end(raw)
         parts = [self._pending]
         pos = 0
@@ -284,7 +285,7 @@ class FactReader:
             rest = raw[m.start():]
             if any(lit.startswith(rest) and len(rest) < len(lit) for lit in _LITERALS):
                 return m.start()
-        return len(raw) - 1 if raw.endswith("\r") else len(raw)
+        return len(raw.rstrip("\r"))   # final carriage returns: all wait for the line feed
 
     def _add(self, parts: list[str], text: str) -> None:
         if not text:

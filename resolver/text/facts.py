@@ -36,6 +36,10 @@ HEADER = "Here is a list of facts:"
 BOM = "\ufeff"
 NOTE_BOM = "byte-order mark removed"
 NOTE_CRLF = "CRLF line endings read as LF"
+# A line end: LF after any carriage returns. "\r\r\n" is a CRLF file converted a second time
+# (verify-e F02): its lines end there, as `factres parse`, the memory and the server read them;
+# a carriage return followed by anything else is a line break of its own, reported (E07).
+_CRLF = re.compile(r"\r+\n")
 # The names of the line breaks other than LF (segment.OTHER_BREAK), for a report.
 _BREAK_NAMES = {"\r": "carriage return without a line feed", "\x0b": "vertical tab",
                 "\x0c": "form feed", "\x1c": "file separator", "\x1d": "group separator",
@@ -317,13 +321,19 @@ def normalise(text: str, notes: tuple[str, ...] = ()) -> tuple[str, tuple[str, .
         if NOTE_BOM not in found:
             found.append(NOTE_BOM)
     if "\r\n" in text:
-        text = text.replace("\r\n", "\n")
+        text = crlf_as_lf(text)
         if NOTE_CRLF not in found:
             found.append(NOTE_CRLF)
     for note in (cr_note(text), control_note(text)):
         if note and note not in found:
             found.append(note)
     return text, tuple(found)
+
+
+def crlf_as_lf(text: str) -> str:
+    """The text with each line end read as LF: CRLF, or LF after several carriage returns
+    (`_CRLF`)."""
+    return _CRLF.sub("\n", text) if "\r\n" in text else text
 
 
 def _lines_holding(pattern: re.Pattern, text: str) -> tuple[int, int, re.Match] | None:
