@@ -4,13 +4,18 @@ test_serve_verify_e.py.
 
 - F02: lines ending "\\r\\r\\n" (a CRLF file converted a second time) end there for `factres
   parse`, the memory and the server alike, and the CRLF note is printed once.
+- F05: a quote opened on one line and closed by a stray quote lines later, swallowing records of
+  the file into one cell, is refused naming the line; Excel's "sep=," first line is read.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from click.testing import CliRunner
-from test_audit_e_library import FACTS, HEADER, _parsed, _remembered
+from test_audit2 import clean_error
+from test_audit_e_library import FACTS, HEADER, _csv, _gold_records, _parsed, _remembered, _scored
 
 from oracle.cli import main
 from resolver.memory.memory import Memory
@@ -50,3 +55,43 @@ def test_f02_parse_notes_crlf_once(tmp_path: Path):
     assert result.exit_code == 0, result.output
     assert "facts: 4\n" in result.output and "unparsed lines: 0\n" in result.output
     assert result.output.count("note: CRLF line endings read as LF") == 1
+
+
+# ---- F05: a stray quote closing a quote opened lines before; Excel's sep= line ----------------
+def test_f05_records_swallowed_into_a_quoted_cell_are_refused_naming_the_line(tmp_path):
+    lines = _csv(_gold_records()).split("\r\n")
+    lines[5] = lines[5].split(",")[0] + ',"' + lines[5].split(",", 1)[1]   # line 6 opens it
+    lines[8] = lines[8] + '"'                                              # line 9 closes it
+    path = tmp_path / "preds.csv"
+    path.write_text("\r\n".join(lines), "utf-8")
+    result = invoke("score", path, "--results-dir", tmp_path / "r")
+    qid, swallowed = lines[5].split(",")[0], lines[6]
+    clean_error(result, f"{path}:6: the 'prediction' cell of {qid!r} holds line 7, "
+                        f"\"{swallowed}\", which reads as a record of this file: a quote opened "
+                        "on line 6 is closed only on line 9 (a stray quote?), and lines 7 to 9 "
+                        "would be one cell (expected a cell quoted whole (\"...\", with \"\" for "
+                        "a quote inside))")
+    # a quoted cell holding a line break and other text is a value, scored
+    good = _csv([(q, p + "\nsee above, twice" if i == 3 else p)
+                 for i, (q, p) in enumerate(_gold_records())])
+    path.write_text(good, "utf-8")
+    scored = _scored(invoke("score", path, "--results-dir", tmp_path / "ok"), tmp_path / "ok")
+    assert len(scored) == 200 and all(em == 1 for _, em in scored.values())
+
+
+@pytest.mark.parametrize("sep", [",", ";"])
+def test_f05_excels_sep_line_names_the_separator(tmp_path, sep):
+    records = _gold_records()
+    path = tmp_path / "preds.csv"
+    path.write_text(f"sep={sep}\r\n" + _csv(records, delimiter=sep), "utf-8")
+    result = invoke("score", path, "--results-dir", tmp_path / "r")
+    scored = _scored(result, tmp_path / "r")
+    assert scored == {q: (p, 1) for q, p in records}
+    assert f"note: {path}: the first line, 'sep={sep}' (Excel's), names the separator: cells " \
+           f"read as separated by {sep!r}, the header on line 2" in result.output
+    # errors name the file's own lines, the sep= line counted
+    lines = (f"sep={sep}\r\n" + _csv(records, delimiter=sep)).split("\r\n")
+    lines[5] = lines[5] + sep + "extra"
+    path.write_text("\r\n".join(lines), "utf-8")
+    result = invoke("score", path, "--results-dir", tmp_path / "r2")
+    assert result.exit_code == 1 and result.output.startswith(f"Error: {path}:6: 3 cells")

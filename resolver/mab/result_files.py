@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,12 @@ REPORTED_METRIC = "substring_exact_match"
 NOTE_CR = "CR line endings (a carriage return without a line feed) read as line ends"
 # Separators a spreadsheet may save a "CSV" with instead of the comma, as a message names them.
 OTHER_DELIMITERS = {";": "semicolons (;)", "\t": "tabs", "|": "vertical bars (|)"}
+# Excel's first line naming the separator ("sep=;"), which no CSV reader knows.
+_SEP_LINE = re.compile(r"sep=([^\r\n\"])[ \t]*(?:\r\n|\r|\n|\Z)")
+# A line inside a quoted cell that reads as a record: a cell's text, then the separator (F05).
+_ID_NUMBER = re.compile(r"\d+\Z")
+_SEPARATOR = re.compile(r"[,;\t|]")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _TRUE = {"1", "1.0", "true"}
 _FALSE = {"0", "0.0", "false"}
 
@@ -156,33 +163,41 @@ def _objects_of_csv(text: str, path: str, notes: list[str]) -> list[Located]:
     """The records of a CSV file: a header naming the columns, then one record per row, each
     with one cell per column. strict quoting: a quote that is never closed would take the rest
     of the file into one cell."""
+    delimiter, skipped = ",", 0
+    sep = _SEP_LINE.match(text)
+    if sep is not None:
+        # Excel writes "sep=;" first when asked to: read with that separator, from line 2
+        delimiter, skipped, text = sep[1], 1, text[sep.end():]
+        notes.append(f"the first line, {sep.group().strip()!r} (Excel's), names the separator: "
+                     f"cells read as separated by {delimiter!r}, the header on line 2")
     with _CSV_LIMIT:
         # a cell may hold a whole file's text (a JSONL record may); the module's limit is not ours
         limit = csv.field_size_limit()
         csv.field_size_limit(max(limit, len(text) + 1))
         try:
-            rows = _csv_rows(text, path)
+            rows = _csv_rows(text, path, delimiter, skipped)
         finally:
             csv.field_size_limit(limit)
     if not rows or not rows[0][1]:
-        raise InputError("no header line", path=path, line=1,
+        raise InputError("no header line", path=path, line=1 + skipped,
                          expected="a CSV header naming the columns")
     names = rows[0][1]
     if len(names) == 1:
-        found = [d for d in OTHER_DELIMITERS if d in names[0]]
+        found = [d for d in OTHER_DELIMITERS if d in names[0] and d != delimiter]
         if found:
             # a spreadsheet's "CSV" in another locale: every line would read as one cell
             header = json.dumps(names[0], ensure_ascii=False)
             header = header if len(header) <= SHOWN else header[:SHOWN] + "..."
             raise InputError(f"the header is one column, {header}: the file seems separated "
-                             f"by {OTHER_DELIMITERS[found[0]]}, not commas", path=path, line=1,
+                             f"by {OTHER_DELIMITERS[found[0]]}, not commas", path=path,
+                             line=1 + skipped,
                              expected="comma-separated values: save it as CSV with commas")
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         # a dict per record would keep the last column of a name: the score would depend on
         # the order
         raise InputError(f"column(s) {', '.join(repr(n) for n in twice)} named twice in the "
-                         "header", path=path, line=1, expected="each column name once")
+                         "header", path=path, line=1 + skipped, expected="each column name once")
     out = []
     for line, cells in rows[1:]:
         if not cells:                      # a blank line, as csv.DictReader skips it
@@ -199,10 +214,12 @@ def _objects_of_csv(text: str, path: str, notes: list[str]) -> list[Located]:
     return out
 
 
-def _csv_rows(text: str, path: str) -> list[tuple[int, list[str]]]:
-    """(the line each record begins on, its cells), the header first."""
+def _csv_rows(text: str, path: str, delimiter: str = ",", skipped: int = 0
+              ) -> list[tuple[int, list[str]]]:
+    """(the line each record begins on, its cells), the header first; `skipped` lines come
+    before `text` in the file."""
     lines = _CsvLines(text)
-    reader = csv.reader(lines, strict=True)
+    reader = csv.reader(lines, strict=True, delimiter=delimiter)
     rows = []
     while True:
         lines.start = None
@@ -211,17 +228,48 @@ def _csv_rows(text: str, path: str) -> list[tuple[int, list[str]]]:
         except StopIteration:
             return rows
         except csv.Error as exc:
-            start = lines.start or lines.number
+            start = (lines.start or lines.number) + skipped
             if str(exc) == "unexpected end of data":
                 raise InputError("a quote opened in this record is never closed: the rest of "
-                                 f"the file (to line {lines.number}) would be one cell",
+                                 f"the file (to line {lines.number + skipped}) would be one cell",
                                  path=path, line=start,
                                  expected='a closing quote ("), and "" for a quote inside a '
                                           'quoted cell') from None
             raise InputError(f"bad quoting: {exc}", path=path, line=start,
                              expected='a cell quoted whole ("...", with "" for a quote '
                                       'inside), or not quoted') from None
-        rows.append((lines.start or lines.number, cells))
+        rows.append(((lines.start or lines.number) + skipped, cells))
+
+
+def _check_swallowed(objects: list[Located], records: list[Record], path: str) -> None:
+    """InputError when a quoted cell holds a line break followed by what reads as a record of
+    this file: a cell's text shaped like the file's question ids, then a comma ("...Berkeley\n
+    factconsolidation_sh_6k_no5,Thomas Kyd"). A quote opened in one record and closed by a
+    stray quote some lines on swallows the records between into one cell (verify-e F05)."""
+    ids = {r.qid for r in records}
+    shapes = {_ID_NUMBER.sub("", q) for q in ids if _ID_NUMBER.search(q)}
+    for (_, obj, start), record in zip(objects, records):
+        line = start or 0
+        for name, cell in obj.items():
+            if not isinstance(cell, str) or "\n" not in cell and "\r" not in cell:
+                continue
+            inner = _LINE_BREAK.split(cell)
+            for k, text in enumerate(inner[1:], start=1):
+                head = _SEPARATOR.split(text, 1)
+                first = head[0].strip().strip('"')
+                if len(head) == 2 and (first in ids or (_ID_NUMBER.search(first) and
+                                                        _ID_NUMBER.sub("", first) in shapes)):
+                    end = line + len(inner) - 1
+                    quoted = json.dumps(text, ensure_ascii=False)
+                    quoted = quoted if len(quoted) <= SHOWN else quoted[:SHOWN] + '..."'
+                    raise InputError(
+                        f"the {name!r} cell of {record.qid!r} holds line {line + k}, "
+                        f"{quoted}, which reads as a record of this file: a quote "
+                        f"opened on line {line} is closed only on line {end} (a stray quote?), "
+                        f"and lines {line + 1} to {end} would be one cell",
+                        path=path, line=line,
+                        expected='a cell quoted whole ("...", with "" for a quote inside)')
+            line += len(inner) - 1
 
 
 def _objects_of_list(obj, path: str, where: str) -> list[Located]:
@@ -432,6 +480,8 @@ def read_file(path: str | Path, fields: dict[str, str] | None = None, fmt: str |
                         f"{seen[record.qid]})", "one record per question")
         seen[record.qid] = where
         records.append(record)
+    if fmt == "csv":
+        _check_swallowed(objects, records, path)
     if not records and fmt != "mab":
         raise InputError("no records", path=path,
                          expected="one record per question with an id and a prediction")
