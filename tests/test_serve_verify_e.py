@@ -85,6 +85,19 @@ def test_f03_one_list_gives_no_warning(server):
     assert reply.model_extra["factres"]["confidence"]["label"] == "high"
 
 
+def test_f03_a_duplicated_line_or_a_name_holding_1_starts_no_list(server):
+    # the 262K context has both on its lines: "7373. 1. FFC Frankfurt is associated with ...
+    # 7374." and "12095. Ronald Reagan is employed by Europe 1. 12096."
+    facts = (FACTS + "2. Ronald Reagan is employed by Europe 1. 3. The capital of France is "
+             "Paris.\n4. 1. FFC Frankfurt is associated with the sport of association football."
+             "\n5. Rome is located in the country of Italy.\n1. Tim Cook is employed by Meta.\n")
+    reply = ask(server, user(facts + QUESTION))
+    extra = reply.model_extra["factres"]
+    assert extra["warnings"] == [] and extra["memory"]["facts"] == 6
+    assert extra["memory"]["reported"] == {"duplicate": 1}
+    assert reply.choices[0].message.content == "Google"
+
+
 def test_f03_named_memory_reads_the_context_not_the_example(tmp_path):
     with serving(ServeConfig(port=0, store=str(tmp_path))) as url:
         named = OpenAI(base_url=f"{url}/memories/agent", api_key="sk-anything", max_retries=0)

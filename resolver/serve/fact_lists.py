@@ -7,7 +7,8 @@ second system message, or in the same message as the context. Fed with the conte
 example's facts took serials 0 and 1, the context's own were reported only as duplicates, and
 the reply was the example's answer at high confidence. A list is a run of serials in the
 messages that hold them; a new one begins where the numbering starts again (a serial of 0 or 1
-not above the one before it). When there are several, the memory is one list:
+not above the one before it, after a header or followed by the next serial: a duplicated line,
+or a name holding "1.", starts none). When there are several, the memory is one list:
 
 1. the list after a header ("Here is a list of facts:", the benchmark's own), the last such;
 2. else a list in a user (or assistant) message over one in a system or developer message
@@ -98,35 +99,39 @@ def choose(messages: tuple[Message, ...], read: list[bool]) -> Choice:
 
 
 def _lists(messages: tuple[Message, ...], read: list[bool]) -> list[FactList]:
-    """The numbered lists of the messages that are read or hold a serial in a system message
-    (in order; a new one where the numbering starts again)."""
+    """The numbered lists of the messages that are read or are system messages holding a
+    serial, in order: a new one where the numbering starts again, at a serial of 0 or 1 not
+    above the one before it that a header stands before or the next serial continues ("0. ...
+    1. ..."): a duplicated line, or a name holding "1." ("7373. 1. FFC Frankfurt is ... 7374.",
+    "... employed by Europe 1. 12096."), starts none."""
+    serials = [(i, found.start(), int(found[1]))
+               for i, m in enumerate(messages) if read[i] or m.role in INSTRUCTING
+               for found in _SERIAL.finditer(m.text)]
     lists: list[FactList] = []
     first = last = None
     count = 0
     header = False
-    previous = None
     cut = (0, 0)
-    role = ""
-
-    def close() -> None:
-        if first is not None:
-            lists.append(FactList(first, last, count, header, role, cut))
-
-    for i, m in enumerate(messages):
-        if not read[i] and m.role not in INSTRUCTING:
-            continue
-        for serial in _SERIAL.finditer(m.text):
-            value = int(serial[1])
-            at = (i, serial.start())
-            if first is None or (value <= LIST_START and value <= previous):
-                close()
-                gap = _gap(messages, last, at)
-                header = _HEADER.search(gap) is not None
-                cut = _cut(m.text, i, last, serial.start())
-                first, count, role = at, 0, m.role
-            last, previous = at, value
-            count += 1
-    close()
+    for k, (i, offset, value) in enumerate(serials):
+        at = (i, offset)
+        if first is None:
+            new = True
+        elif value <= LIST_START and value <= serials[k - 1][2]:
+            headed = _HEADER.search(_gap(messages, last, at)) is not None
+            follows = k + 1 < len(serials) and serials[k + 1][2] == value + 1
+            new = headed or follows
+        else:
+            new = False
+        if new:
+            if first is not None:
+                lists.append(FactList(first, last, count, header, messages[first[0]].role, cut))
+            header = _HEADER.search(_gap(messages, last, at)) is not None
+            cut = _cut(messages[i].text, i, last, offset)
+            first, count = at, 0
+        last = at
+        count += 1
+    if first is not None:
+        lists.append(FactList(first, last, count, header, messages[first[0]].role, cut))
     return lists
 
 
