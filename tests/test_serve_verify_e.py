@@ -6,11 +6,18 @@ F03: a worked example's fact list before the context's (a few-shot user/assistan
 system message, the same message) never takes the context's serials: the memory is the list
 after the header, else a user message's, else the largest or last, the others passed over with a
 warning, and a guess lowers the confidence.
-F02: lines ending "\\r\\r\\n" are read as `factres parse` reads them."""
+F02: lines ending "\\r\\r\\n" are read as `factres parse` reads them.
+F07: a connection whose request headers do not all come within --header-timeout is closed (408
+when some came), so idle and half-sent sockets cannot hold --limit-concurrency's places."""
 from __future__ import annotations
 
+import socket
+import time
+
+import orjson
 import pytest
 from openai import OpenAI
+from test_serve_audit_e import address, response_of
 from test_serve_extremes import FACTS, QUESTION, client, server, user  # noqa: F401
 
 from resolver.serve.app import serving
@@ -118,3 +125,48 @@ def test_f02_cr_cr_lf_line_ends_are_read_as_parse_reads_them(server):
     extra = reply.model_extra["factres"]
     assert reply.choices[0].message.content == "Google"
     assert extra["memory"]["facts"] == 2 and extra["memory"]["reported"] == {}
+
+
+# ---- F07: request headers that never finish ----------------------------------------------------
+HALF_HEAD = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le"
+
+
+def test_f07_idle_and_half_sent_headers_are_closed_and_free_their_places():
+    config = ServeConfig(port=0, limit_concurrency=3, keep_alive=2, body_timeout=3,
+                         header_timeout=0.5)
+    with serving(config) as url:
+        silent = socket.create_connection(address(url), timeout=60)
+        halves = [socket.create_connection(address(url), timeout=60) for _ in range(2)]
+        for sock in halves:
+            sock.sendall(HALF_HEAD)
+        assert response_of(silent) == b""                  # closed, nothing said
+        for sock in halves:
+            head, _, body = response_of(sock).partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 408") and b"connection: close" in head
+            error = orjson.loads(body)["error"]
+            assert error["code"] == "request_timeout"
+            assert error["message"] == ("The request headers did not all arrive within 0.5 s "
+                                        "(factres serve --header-timeout SECONDS sets the wait).")
+        for sock in [silent, *halves]:
+            sock.close()
+        # the places are free: a real client is answered, not 503
+        assert ask(url, user(FACTS + QUESTION)).choices[0].message.content == "Google"
+
+
+def test_f07_the_deadline_ends_with_the_headers_and_starts_again_after_a_reply():
+    body = orjson.dumps({"model": "m", "messages": user(FACTS + QUESTION)})
+    head = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body))
+    with serving(ServeConfig(port=0, header_timeout=0.5, keep_alive=30)) as url:
+        sock = socket.create_connection(address(url), timeout=60)
+        sock.sendall(head)
+        time.sleep(1.5)                     # past the header deadline: the body is read anyway
+        sock.sendall(body)
+        reply = b""
+        while b'"finish_reason"' not in reply or not reply.rstrip().endswith(b"}"):
+            reply += sock.recv(65536)
+        assert reply.startswith(b"HTTP/1.1 200") and b'"content":"Google"' in reply
+        # a kept-alive connection that starts another request and stops is closed in time
+        sock.sendall(HALF_HEAD)
+        assert response_of(sock).startswith(b"HTTP/1.1 408")
+        sock.close()

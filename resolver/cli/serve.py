@@ -8,7 +8,8 @@ import click
 
 from resolver.cli.options import library_errors
 from resolver.serve.config import (ABSTAIN_LEVELS, DEFAULT_BODY_TIMEOUT, DEFAULT_CACHE,
-                                   DEFAULT_HOST, DEFAULT_KEEP_ALIVE, DEFAULT_LIMIT_CONCURRENCY,
+                                   DEFAULT_HEADER_TIMEOUT, DEFAULT_HOST, DEFAULT_KEEP_ALIVE,
+                                   DEFAULT_LIMIT_CONCURRENCY,
                                    DEFAULT_MAX_BODY, DEFAULT_MAX_OPEN, DEFAULT_PORT, MAX_BODY,
                                    MAX_CACHE, MAX_MODEL_NAME, MAX_SECONDS, MIB, ServeConfig)
 
@@ -102,6 +103,10 @@ def _names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--body-timeout", default=DEFAULT_BODY_TIMEOUT, show_default=True,
               type=click.FloatRange(0, MAX_SECONDS, min_open=True), metavar="SECONDS",
               help="Give up a request whose body stops arriving for this long (408).")
+@click.option("--header-timeout", default=DEFAULT_HEADER_TIMEOUT, show_default=True,
+              type=click.FloatRange(0, MAX_SECONDS, min_open=True), metavar="SECONDS",
+              help="Close a connection whose request headers have not all arrived this long "
+                   "after it opened or its request began (408 when some did).")
 @click.option("--access-log/--no-access-log", default=True, show_default=True,
               help="Log one line per request on stdout.")
 @click.option("--store", type=click.Path(file_okay=False), default=None, metavar="DIR",
@@ -113,8 +118,8 @@ def _names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
               "--cache-mb; the least recently used is closed first).")
 @library_errors
 def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode, abstain_below,
-                  keep_alive, limit_concurrency, body_timeout, access_log, store,
-                  max_open) -> None:
+                  keep_alive, limit_concurrency, body_timeout, header_timeout, access_log,
+                  store, max_open) -> None:
     """Answer OpenAI chat-completions requests with factres, so a harness evaluates it by
     pointing its OpenAI client here (OPENAI_BASE_URL=http://HOST:PORT/v1).
 
@@ -130,7 +135,8 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode, 
     to. Errors are OpenAI's error JSON: 400 malformed JSON, a body that is not UTF-8, no user
     message or a question over 1,000 characters, 401 a wrong or missing key, 404 a model
     outside --models or a name over 256 characters, 408 a body that stopped arriving
-    (--body-timeout), 413 a body over --max-body; past --limit-concurrency, uvicorn answers 503.
+    (--body-timeout) or headers that did not all arrive in time (--header-timeout), 413 a body
+    over --max-body; past --limit-concurrency, uvicorn answers 503.
     The address is bound before the first line names it (with --port 0, the port bound); a
     port in use is an error. The API key is the only protection: no TLS, so put a proxy in
     front when the address is not loopback.
@@ -150,6 +156,7 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode, 
     config = ServeConfig(host=host, port=port, api_key=api_key, max_body=max_body,
                          models=models, cache_bytes=cache_mb, mode=mode, keep_alive=keep_alive,
                          limit_concurrency=limit_concurrency, body_timeout=body_timeout,
+                         header_timeout=header_timeout,
                          abstain_below=abstain_below, store=store, max_open=max_open,
                          **config_args)
     # The web stack loads here, not before: no other command imports it.

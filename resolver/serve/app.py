@@ -37,6 +37,7 @@ import orjson
 from resolver.errors import InputError, MissingExtraError, clip
 from resolver.haystack import MAX_QUESTION
 from resolver.memory.memory import Answer
+from resolver.serve import header_timeout
 from resolver.serve.api_errors import (SHOWN_PATH, ApiError, bad_request, internal,
                                        method_not_allowed, missing_key, model_not_found,
                                        question_too_long, stopping, unknown_url, wrong_key)
@@ -44,8 +45,8 @@ from resolver.serve.body import read_body
 from resolver.serve.cache import MemoryCache, estimate_bytes
 from resolver.serve.config import MAX_MODEL_NAME, SHUTDOWN_TIMEOUT, ServeConfig
 from resolver.serve.context_cut import cut_warnings
-from resolver.serve.fact_lists import lowered
 from resolver.serve.conversation import Conversation, Remembered, remember, split
+from resolver.serve.fact_lists import lowered
 from resolver.serve.named import NamedMemories, check_name, close_evicted, parts
 from resolver.serve.question import NO_QUESTION_FOUND, NOT_FOUND
 from resolver.serve.readout import reply_answer
@@ -399,6 +400,7 @@ def uvicorn_config(config: ServeConfig, *, access_log: bool = True,
                           access_log=access_log, log_level=log_level,
                           server_header=False, date_header=False,
                           timeout_keep_alive=config.keep_alive,
+                          http=header_timeout.protocol(config.header_timeout),
                           limit_concurrency=config.limit_concurrency,
                           timeout_graceful_shutdown=SHUTDOWN_TIMEOUT)
     # after uvicorn configured its loggers (when the Config is made), which keeps filters

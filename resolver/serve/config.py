@@ -35,13 +35,16 @@ MAX_MODEL_NAME = 256
 # keep-alive connection is closed after KEEP_ALIVE seconds (uvicorn's default); a request that
 # arrives while LIMIT_CONCURRENCY connections are open (its own included) or LIMIT_CONCURRENCY
 # requests are in progress gets 503 (uvicorn counts both); a body that stops arriving for
-# BODY_TIMEOUT seconds is given up (408). On SIGTERM or Ctrl-C the requests in progress get
+# BODY_TIMEOUT seconds is given up (408); a connection whose request headers have not all come
+# HEADER_TIMEOUT seconds after it opened or its request began is closed (408 when some came:
+# header_timeout.py, verify-e F07). On SIGTERM or Ctrl-C the requests in progress get
 # SHUTDOWN_TIMEOUT seconds to finish, then are cancelled and the process exits.
 DEFAULT_KEEP_ALIVE = 5.0
 DEFAULT_LIMIT_CONCURRENCY = 100
 DEFAULT_BODY_TIMEOUT = 30.0
+DEFAULT_HEADER_TIMEOUT = 10.0
 SHUTDOWN_TIMEOUT = 10
-MAX_SECONDS = 3600.0           # the longest keep-alive or body timeout taken
+MAX_SECONDS = 3600.0           # the longest keep-alive, body or header timeout taken
 ABSTAIN_LEVELS = (LOW, MEDIUM, HIGH)   # as `factres run --abstain-below`
 KEY_CHARACTERS = "printable ASCII (letters, digits, punctuation; spaces only inside the key)"
 
@@ -88,6 +91,7 @@ class ServeConfig:
     keep_alive: float = DEFAULT_KEEP_ALIVE           # seconds an idle connection stays open
     limit_concurrency: int = DEFAULT_LIMIT_CONCURRENCY   # connections or requests, then 503
     body_timeout: float = DEFAULT_BODY_TIMEOUT     # seconds a body may stop arriving: 408
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT     # seconds for a request's headers: 408
     abstain_below: str | None = None    # empty answers labelled below it (a request may ask)
     store: str | None = None            # the folder of named memories (None: none)
     max_open: int = DEFAULT_MAX_OPEN    # named memories open at once, at most
@@ -129,6 +133,9 @@ class ServeConfig:
                              expected="at least 2 (the request's own connection counts)")
         if not 0 < self.body_timeout <= MAX_SECONDS:      # also refuses nan
             raise InputError(f"a body timeout of {self.body_timeout} seconds",
+                             expected=f"more than 0, at most {MAX_SECONDS:.0f} seconds")
+        if not 0 < self.header_timeout <= MAX_SECONDS:    # also refuses nan
+            raise InputError(f"a header timeout of {self.header_timeout} seconds",
                              expected=f"more than 0, at most {MAX_SECONDS:.0f} seconds")
         if self.abstain_below is not None and self.abstain_below not in ABSTAIN_LEVELS:
             raise InputError(f"unknown confidence level {self.abstain_below!r}",
