@@ -83,6 +83,34 @@ def first_few(items, limit: int = FEW, sep: str = ", ") -> str:
     return f"{shown} and {len(items) - limit} more" if len(items) > limit else shown
 
 
+def several(value, argument: str, what: str, expected: str, *,
+            kinds: tuple[type, ...] = (str,), alone: tuple[type, ...] = (str,)) -> tuple:
+    """The items of an argument that takes several (files, plan set specs, plan sets, runs),
+    as a tuple: one of a type in `alone` given alone stands for itself, not for its letters.
+    InputError "{argument} must be {what}, not ..." (with `expected`) for bytes (read item by
+    item, they were numbers: verify-e F19), for a value that holds no items (an int, None) or a
+    string where a string is no item, and for an item of none of `kinds`. One check shared by
+    `load`, `plan_sets`, `resolve`, `compare_runs`, `RunConfig` and `Memory`."""
+    if isinstance(value, alone):
+        return (value,)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise InputError(f"{argument} must be {what}, not bytes ({clip(repr(bytes(value)), 60)})",
+                         expected=f"{expected}; text (str), not bytes")
+    if isinstance(value, str):
+        raise InputError(f"{argument} must be {what}, not str {clip(repr(value), 60)}",
+                         expected=expected)
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise InputError(f"{argument} must be {what}, not {type(value).__name__} "
+                         f"{clip(repr(value), 60)}", expected=expected) from None
+    for at, item in enumerate(items):
+        if not isinstance(item, kinds):
+            raise InputError(f"{argument} must be {what}: item {at} is "
+                             f"{type(item).__name__} {clip(repr(item), 60)}", expected=expected)
+    return items
+
+
 class UnparsedLinesError(InputError):
     """Raised under --strict when some lines fit no fact template; names the first."""
 

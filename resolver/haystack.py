@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable
 
 import resolver.hub as hub
-from resolver.errors import InputError, MissingExtraError
+from resolver.errors import InputError, MissingExtraError, several
 from resolver.store.fact_store import FactStore
 from resolver.strict_json import loads
 from resolver.text.facts import NOTE_CRLF, ParseResult, crlf_as_lf
@@ -335,13 +335,11 @@ def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
     # the parse cache sits beside the parser (keyed by context, grammar and parsing code)
     from resolver.text.cache import load_parse
 
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]                  # one file, not the letters of its name
-    try:
-        paths = [os.fspath(p) for p in paths]
-    except TypeError:
-        raise InputError(f"paths must be file paths, not {type(paths).__name__} holding "
-                         "others", expected="a path (str or Path) or a list of them") from None
+    # one file, not the letters of its name; bytes and an int are refused
+    paths = [os.fspath(p) for p in several(paths, "paths", "file paths",
+                                           "a path (str or Path) or a list of them",
+                                           kinds=(str, os.PathLike),
+                                           alone=(str, os.PathLike))]
     if not paths:
         raise InputError("no input files given")
     questions: list[Question] = []

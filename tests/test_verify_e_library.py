@@ -6,6 +6,8 @@ test_serve_verify_e.py.
   parse`, the memory and the server alike, and the CRLF note is printed once.
 - F05: a quote opened on one line and closed by a stray quote lines later, swallowing records of
   the file into one cell, is refused naming the line; Excel's "sep=," first line is read.
+- F19: an int or bytes where the public API takes several names or plan sets is refused with
+  the library's error naming the argument (one shared check, `errors.several`).
 """
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ from click.testing import CliRunner
 from test_audit2 import clean_error
 from test_audit_e_library import FACTS, HEADER, _csv, _gold_records, _parsed, _remembered, _scored
 
+import resolver.api as api
 from oracle.cli import main
+from resolver.haystack import bundled_path
 from resolver.memory.memory import Memory
 
 
@@ -95,3 +99,50 @@ def test_f05_excels_sep_line_names_the_separator(tmp_path, sep):
     path.write_text("\r\n".join(lines), "utf-8")
     result = invoke("score", path, "--results-dir", tmp_path / "r2")
     assert result.exit_code == 1 and result.output.startswith(f"Error: {path}:6: 3 cells")
+
+
+# ---- F19: ints and bytes in the public API ------------------------------------------------------
+@pytest.fixture(scope="module")
+def dataset():
+    return api.load(bundled_path())[0]
+
+
+F19 = [
+    ("plan_sets(dataset, 5)", lambda d: api.plan_sets(d, 5),
+     "specs must be plan set specs, not int 5"),
+    ("resolve(dataset, 5)", lambda d: api.resolve(d, 5),
+     "plan_sets must be PlanSet objects, not int 5"),
+    ("compare_runs(5)", lambda d: api.compare_runs(5),
+     "refs must be runs (run ids or folder paths), not int 5"),
+    ("plan_sets(dataset, b'live:rules')", lambda d: api.plan_sets(d, b"live:rules"),
+     "specs must be plan set specs, not bytes (b'live:rules')"),
+    ("RunConfig(plans=b'live:rules')", lambda d: api.RunConfig(plans=b"live:rules"),
+     "RunConfig.plans must be plan set specs, not bytes (b'live:rules')"),
+    ("RunConfig(data=b'/tmp/x')", lambda d: api.RunConfig(data=b"/tmp/x"),
+     "RunConfig.data must be file paths, not bytes (b'/tmp/x')"),
+    ("compare_runs(b'good')", lambda d: api.compare_runs(b"good"),
+     "refs must be runs (run ids or folder paths), not bytes (b'good')"),
+    ("load(b'/tmp/x')", lambda d: api.load(b"/tmp/x"),
+     "paths must be file paths, not bytes (b'/tmp/x')"),
+    ("Memory(plan_sets=b'rules')", lambda d: api.Memory(plan_sets=b"rules"),
+     "plan_sets must be names, not bytes (b'rules')"),
+    ("plan_sets(dataset, [5])", lambda d: api.plan_sets(d, [5]),
+     "specs must be plan set specs: item 0 is int 5"),
+]
+
+
+@pytest.mark.parametrize("call, make, message", F19, ids=[c[0] for c in F19])
+def test_f19_ints_and_bytes_are_refused_naming_the_argument(dataset, call, make, message):
+    with pytest.raises(api.InputError) as caught:
+        make(dataset)
+    assert str(caught.value).startswith(message + " (expected ")
+    if "bytes" in message:
+        assert str(caught.value).endswith("; text (str), not bytes)")
+
+
+def test_f19_compare_runs_keeps_its_signature_and_docstring():
+    import inspect
+
+    from resolver.report.compare import compare_runs
+    assert inspect.signature(api.compare_runs) == inspect.signature(compare_runs)
+    assert api.compare_runs.__doc__ == compare_runs.__doc__

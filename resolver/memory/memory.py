@@ -38,7 +38,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from resolver.errors import InputError, MemoryFileError, ProvenanceError
+from resolver.errors import InputError, MemoryFileError, ProvenanceError, several
 from resolver.haystack import Question
 from resolver.mab import harness
 from resolver.memory import erasure, reader_state
@@ -690,17 +690,8 @@ class Memory:
 
 def _plan_sets(plan_sets) -> tuple[str, ...]:
     """A single name stands for itself ("rules" is ("rules",), not ("r", "u", ...))."""
-    if isinstance(plan_sets, str):
-        return (plan_sets,)
-    try:
-        names = tuple(plan_sets)
-    except TypeError:
-        raise InputError(f"plan_sets must be names, not {type(plan_sets).__name__}",
-                         expected=f"a name or a tuple of names, of {', '.join(LIVE_SETS)}") from None
-    if not all(isinstance(n, str) for n in names):
-        raise InputError("plan_sets must be names (str)",
-                         expected=f"a name or a tuple of names, of {', '.join(LIVE_SETS)}")
-    return names
+    return several(plan_sets, "plan_sets", "names",
+                   f"a name or a tuple of names, of {', '.join(LIVE_SETS)}")
 
 
 def _hex(data: bytes) -> str:

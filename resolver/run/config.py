@@ -9,7 +9,7 @@ import numbers
 import os
 from dataclasses import dataclass
 
-from resolver.errors import InputError
+from resolver.errors import InputError, several
 from resolver.haystack import bundled_path
 
 MODES = ("search", "plain")
@@ -96,14 +96,9 @@ def _path(name: str, value) -> str:
 def _names(name: str, value, paths: bool = False) -> tuple[str, ...]:
     """A field of several names (files, plan set specs): a tuple of them; one name given alone
     is that name."""
-    if isinstance(value, (str, os.PathLike)):
-        value = (value,)
-    try:
-        items = tuple(value)
-    except TypeError:
-        raise InputError(f"RunConfig.{name} is {value!r}",
-                         expected="a tuple of file paths" if paths else
-                         "a tuple of plan set specs") from None
+    items = several(value, f"RunConfig.{name}", "file paths" if paths else "plan set specs",
+                    "a tuple of file paths" if paths else "a tuple of plan set specs",
+                    kinds=(object,), alone=(str, os.PathLike))
     if paths:
         return tuple(_path(name, item) for item in items)
     for item in items:
