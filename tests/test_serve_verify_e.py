@@ -8,18 +8,23 @@ after the header, else a user message's, else the largest or last, the others pa
 warning, and a guess lowers the confidence.
 F02: lines ending "\\r\\r\\n" are read as `factres parse` reads them.
 F07: a connection whose request headers do not all come within --header-timeout is closed (408
-when some came), so idle and half-sent sockets cannot hold --limit-concurrency's places."""
+when some came), so idle and half-sent sockets cannot hold --limit-concurrency's places.
+Minor: `--keep-alive nan` (and the other timeouts) exit 2 with click's message, as -1 does; a
+compressed body's 400 says compression is not supported."""
 from __future__ import annotations
 
+import gzip
 import socket
 import time
 
 import orjson
 import pytest
+from click.testing import CliRunner
 from openai import OpenAI
-from test_serve_audit_e import address, response_of
+from test_serve_audit_e import address, post, response_of
 from test_serve_extremes import FACTS, QUESTION, client, server, user  # noqa: F401
 
+from oracle.cli import main
 from resolver.serve.app import serving
 from resolver.serve.config import ServeConfig
 
@@ -170,3 +175,23 @@ def test_f07_the_deadline_ends_with_the_headers_and_starts_again_after_a_reply()
         sock.sendall(HALF_HEAD)
         assert response_of(sock).startswith(b"HTTP/1.1 408")
         sock.close()
+
+
+# ---- minor: nan timeouts, compressed bodies ----------------------------------------------------
+@pytest.mark.parametrize("option", ["--keep-alive", "--body-timeout", "--header-timeout"])
+@pytest.mark.parametrize("value", ["nan", "-1"])
+def test_a_nan_timeout_is_refused_as_click_refuses_the_others(option, value):
+    result = CliRunner().invoke(main, ["serve", option, value])
+    assert result.exit_code == 2
+    shown = "nan" if value == "nan" else "-1.0"
+    assert result.output.endswith(f"Error: Invalid value for '{option}': {shown} is not in the "
+                                  "range 0<x<=3600.0.\n")
+
+
+def test_a_gzip_body_is_refused_saying_compression_is_not_supported(server):
+    body = gzip.compress(orjson.dumps({"model": "m", "messages": user(FACTS + QUESTION)}))
+    status, reply = post(server, body)
+    assert status == 400
+    assert reply["error"]["message"].startswith(
+        "We could not parse the JSON body of your request: the body is gzip-compressed (it starts with 0x1f 0x8b): compressed "
+        "bodies are not supported; send the JSON uncompressed, with no Content-Encoding")

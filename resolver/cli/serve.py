@@ -14,6 +14,22 @@ from resolver.serve.config import (ABSTAIN_LEVELS, DEFAULT_BODY_TIMEOUT, DEFAULT
                                    MAX_CACHE, MAX_MODEL_NAME, MAX_SECONDS, MIB, ServeConfig)
 
 
+class Seconds(click.FloatRange):
+    """A number of seconds above 0 and at most `most`: click's range, which lets "nan" through
+    (it passes any comparison, and then ServeConfig refused it with exit 1 and another message
+    than every other bad value's: verify-e, minor), refuses it as it refuses "-1"."""
+    name = "seconds"
+
+    def __init__(self, most: float) -> None:
+        super().__init__(0, most, min_open=True)
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{number} is not in the range {self._describe_range()}.", param, ctx)
+        return number
+
+
 class Mebibytes(click.ParamType):
     """A size given in MiB, converted to whole bytes: a finite number that is at least
     `least` bytes once converted and at most `most` MiB. "nan" and "inf" are refused here,
@@ -94,17 +110,17 @@ def _names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
               "answer's confidence label is below LEVEL: low, medium or high, as factres run "
               "--abstain-below. A request's own abstain_below field (extra_body) overrides it.")
 @click.option("--keep-alive", default=DEFAULT_KEEP_ALIVE, show_default=True,
-              type=click.FloatRange(0, MAX_SECONDS, min_open=True), metavar="SECONDS",
+              type=Seconds(MAX_SECONDS), metavar="SECONDS",
               help="Close a connection idle for this long.")
 @click.option("--limit-concurrency", default=DEFAULT_LIMIT_CONCURRENCY, show_default=True,
               type=click.IntRange(2), metavar="N",
               help="Answer 503 to a request that arrives while N connections are open (its "
                    "own included) or N requests are in progress.")
 @click.option("--body-timeout", default=DEFAULT_BODY_TIMEOUT, show_default=True,
-              type=click.FloatRange(0, MAX_SECONDS, min_open=True), metavar="SECONDS",
+              type=Seconds(MAX_SECONDS), metavar="SECONDS",
               help="Give up a request whose body stops arriving for this long (408).")
 @click.option("--header-timeout", default=DEFAULT_HEADER_TIMEOUT, show_default=True,
-              type=click.FloatRange(0, MAX_SECONDS, min_open=True), metavar="SECONDS",
+              type=Seconds(MAX_SECONDS), metavar="SECONDS",
               help="Close a connection whose request headers have not all arrived this long "
                    "after it opened or its request began (408 when some did).")
 @click.option("--access-log/--no-access-log", default=True, show_default=True,

@@ -34,11 +34,23 @@ class ChatRequest:
                                       # answer labelled below it, as `factres run --abstain-below`
 
 
+# The magic numbers of compressed bodies a client may send (Content-Encoding: gzip, zstd).
+COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"))
+
+
 def parse_request(body: bytes) -> ChatRequest:
     """The request in `body`, or the ApiError (400) naming what is wrong."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        packed = next((name for magic, name in COMPRESSED if body.startswith(magic)), None)
+        if packed is not None:
+            # a client that compresses its body (Content-Encoding): said so, not "byte 0x8b at
+            # offset 1" (verify-e F15)
+            raise invalid_json(f"the body is {packed}-compressed (it starts with "
+                               f"{' '.join(f'0x{b:02x}' for b in body[:2])}): compressed "
+                               "bodies are not supported; send the JSON uncompressed, with no "
+                               "Content-Encoding") from None
         try:
             # orjson says where in the decoded text, "line 1 column 1 (char 0)" for a bad byte
             # (E14): the body's own offset is found only when the JSON is refused
