@@ -91,6 +91,16 @@ def test_f03_a_system_example_beside_an_unheaded_user_context_is_instructions(se
     assert reply.model_extra["factres"]["memory"]["messages_passed_over"] == {"system": 1}
 
 
+def test_f03_a_context_over_several_system_messages_is_read_whole(server):
+    head, second = FACTS.split("1. ")
+    messages = [{"role": "system", "content": head}, {"role": "system", "content": "1. " + second},
+                {"role": "user", "content": EXAMPLE}, {"role": "assistant", "content": "Initech"},
+                {"role": "user", "content": QUESTION}]
+    reply = ask(server, messages)
+    assert reply.choices[0].message.content == "Google"
+    assert reply.model_extra["factres"]["memory"]["facts"] == 2
+
+
 def test_f03_one_list_gives_no_warning(server):
     reply = ask(server, user(FACTS + QUESTION))
     assert reply.model_extra["factres"]["warnings"] == []

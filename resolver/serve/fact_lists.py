@@ -78,7 +78,7 @@ def choose(messages: tuple[Message, ...], read: list[bool]) -> Choice:
     stop = lists[chosen + 1].cut if chosen + 1 < len(lists) else (len(messages), 0)
     spans = []
     for i, m in enumerate(messages):
-        fed = read[i] or (m.role in INSTRUCTING and i in (fl.first[0], fl.last[0]))
+        fed = read[i] or (m.role in INSTRUCTING and fl.first[0] <= i <= fl.last[0])
         if not fed or i < start[0] or i > stop[0] or (i == stop[0] and stop[1] == 0):
             spans.append(None)
             continue
