@@ -58,18 +58,23 @@ run's.
   size       the cache's estimate of a memory (resolver/serve/cache.py, with the memory
              part's text the cache keeps as its key) against tracemalloc, for each context
              fed as the harness sends it, after 200 questions.
-  questions  --questions distinct questions of about 990 characters (seeded: "Who is Tim Cook
-             employed by", then words of the facts and made-up words, "?") asked one after
-             another over one cached 3-fact conversation, to a fresh server with a cache
-             budget of 8 MiB: its resident memory after the conversation's memory was built
-             and 10 questions, then every 1,000 questions (audit E, E22: 30,000 questions
-             grew it from 35 to 335 MiB while the cache counted 2 MiB). Target: it grows by
-             at most 15 MB (15,000,000 bytes) over 4,000 questions.
+  questions  --questions distinct questions of about 990 characters (seeded, as verify-e
+             wrote them: a question about Tim Cook's employer, then relation phrases and
+             made-up words, half capitalised like names, "?") asked one after another over
+             one cached 3-fact conversation, to a fresh server with a cache budget of 8 MiB:
+             its resident memory after the conversation's memory was built and 10
+             questions, then every 1,000 questions (audit E, E22: 30,000 questions grew it
+             from 35 to 335 MiB while the cache counted 2 MiB). Targets: it grows by at
+             most 15 MB (15,000,000 bytes) over the first 4,000 questions, and with 8,000 or
+             more, by at most 2 MB over the second half (it levels off: verify-e's E22 grew
+             1.4 MB per 1,000 questions past 4,000, a name memo holding each question's
+             900-character template entity).
 
 Exits 1 when a target is missed."""
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
 import http.client
 import importlib.util
@@ -620,24 +625,32 @@ def bench_rss(ctx, clients: int, cache_mb: float, conversations: int, headers: d
 QUESTIONS_FACTS = ("Here is a list of facts:\n0. Tim Cook is employed by Apple.\n"
                    "1. Tim Cook is employed by Google.\n"
                    "2. Paris is located in the country of France.\n")
-QUESTION_WORDS = ("Tim", "Cook", "employed", "Apple", "Google", "Paris", "France", "the", "of",
-                  "is", "who", "what", "capital", "country", "city", "born", "located", "author")
+QUESTION_STARTS = ("Who is Tim Cook employed by",
+                   "Who is the chief executive officer of the employer of Tim Cook",
+                   "Which company employs Tim Cook", "What is the name of the employer of Tim Cook")
+QUESTION_RELATIONS = ("born in the city of", "citizen of", "the capital of", "the author of",
+                      "married to", "headquarters of", "plays the position of")
 GROWTH_TARGET = 15_000_000        # bytes over 4,000 questions (audit E, E22)
+LEVEL_TARGET = 2_000_000          # bytes over the second half, when 8,000 or more (verify-e E22)
 
 
-def long_questions(count: int, seed: int = 0) -> list[str]:
-    """`count` distinct questions of 990 characters: the fact's question, then words of the
-    facts and made-up words (seeded), then "?"."""
+def long_questions(count: int, seed: int = 7) -> list[str]:
+    """`count` distinct questions of about 990 characters, as verify-e's E22 wrote them: one of
+    QUESTION_STARTS, then relation phrases (a fifth) and made-up words, half of them
+    capitalised like names (seeded), then "?". A question template takes the rest of the
+    question as its entity ("Who is the chief executive officer of X?"), one distinct
+    900-character name per question for the name memos."""
     rng = random.Random(seed)
+
+    def word() -> str:
+        made = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 10)))
+        return made.capitalize() if rng.random() < 0.5 else made
+
     out, seen = [], set()
     while len(out) < count:
-        words = ["Who is Tim Cook employed by"]
-        while sum(len(w) + 1 for w in words) < 990:
-            if rng.random() < 0.5:
-                words.append(rng.choice(QUESTION_WORDS))
-            else:
-                words.append("".join(rng.choice("abcdefghijklmnopqrstuvwxyz")
-                                     for _ in range(rng.randint(3, 9))))
+        words = [rng.choice(QUESTION_STARTS)]
+        while sum(len(w) + 1 for w in words) < 985:
+            words.append(rng.choice(QUESTION_RELATIONS) if rng.random() < 0.2 else word())
         question = " ".join(words)[:989] + "?"
         if question not in seen:
             seen.add(question)
@@ -649,19 +662,20 @@ def bench_questions(count: int, headers: dict) -> tuple[bool, list[str]]:
     questions = long_questions(count + 10)
     server = Server(cache_mb=8)
     lines = []
+    answers: collections.Counter = collections.Counter()
     try:
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=600)
         for question in questions[:10]:            # the memory built, the code paths run
             timed_post(conn, request_body(QUESTIONS_FACTS, question), headers)
         start = server.rss()
-        marks = [f"start {start / 1e6:.1f} MB"]
+        marks, at = [f"start {start / 1e6:.1f} MB"], {}
         began = time.perf_counter()
         for i, question in enumerate(questions[10:], 1):
             _, answer, _ = timed_post(conn, request_body(QUESTIONS_FACTS, question), headers)
-            if answer != "Google":
-                raise SystemExit(f"questions: question {i} answered {answer!r}, not 'Google'")
+            answers[answer] += 1
             if i % 1000 == 0 or i == count:
-                marks.append(f"{i}: {(server.rss() - start) / 1e6:+.1f} MB")
+                at[i] = server.rss() - start
+                marks.append(f"{i}: {at[i] / 1e6:+.1f} MB")
         seconds = time.perf_counter() - began
         conn.close()
         end = server.rss()
@@ -669,13 +683,23 @@ def bench_questions(count: int, headers: dict) -> tuple[bool, list[str]]:
     finally:
         server.stop()
     growth = end - start
-    target = GROWTH_TARGET * count / 4000
-    ok = growth <= target
+    target = GROWTH_TARGET * min(count, 4000) / 4000
+    first = at.get(4000, growth)
+    ok = first <= target
+    half = count // 2 // 1000 * 1000
+    level = growth - at[half] if count >= 8000 and half in at else None
+    if level is not None:
+        ok = ok and level <= LEVEL_TARGET
+    shown = ", ".join(f"{a!r} {n}" for a, n in answers.most_common(4))
     lines.append(f"questions {count} distinct questions of 990 characters over one 3-fact "
-                 f"conversation, --cache-mb 8, {seconds:.0f} s, every answer 'Google': rss "
+                 f"conversation, --cache-mb 8, {seconds:.0f} s, answers {shown}: rss "
                  + ", ".join(marks))
-    lines.append(f"questions grew the server by {growth / 1e6:.1f} MB (target <= "
-                 f"{target / 1e6:.1f} MB){'' if ok else ' MISSED'}; the cache counts "
+    lines.append(f"questions grew the server by {first / 1e6:.1f} MB over the first "
+                 f"{min(count, 4000):,} (target <= {target / 1e6:.1f} MB)"
+                 + ("" if level is None else
+                    f", {level / 1e6:.1f} MB from question {half:,} to {count:,} (target <= "
+                    f"{LEVEL_TARGET / 1e6:.1f} MB: it levels off)")
+                 + f"{'' if ok else ' MISSED'}; {growth / 1e6:.1f} MB in all; the cache counts "
                  f"{cache['estimated_bytes'] / 1e6:.1f} MB in {cache['memories']} memory, "
                  f"{cache['hits']} hits, {cache['misses']} miss(es)")
     return ok, lines

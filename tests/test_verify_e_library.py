@@ -8,6 +8,8 @@ test_serve_verify_e.py.
   the file into one cell, is refused naming the line; Excel's "sep=," first line is read.
 - F19: an int or bytes where the public API takes several names or plan sets is refused with
   the library's error naming the argument (one shared check, `errors.several`).
+- E22 (verify-e): the process-wide name memo keeps no question-length name, so distinct long
+  questions leave nothing behind in it (benchmarks/serve.py measures the server's memory).
 """
 from __future__ import annotations
 
@@ -146,3 +148,21 @@ def test_f19_compare_runs_keeps_its_signature_and_docstring():
     from resolver.report.compare import compare_runs
     assert inspect.signature(api.compare_runs) == inspect.signature(compare_runs)
     assert api.compare_runs.__doc__ == compare_runs.__doc__
+
+
+# ---- E22: the name memo keeps no question-length name ------------------------------------------
+def test_e22_distinct_long_questions_leave_nothing_in_the_name_memo():
+    from resolver.store import fact_store
+    memory = Memory()
+    memory.ingest(HEADER + FACTS[0] + "\n" + FACTS[1] + "\n")
+    memory.flush()
+    question = "Who is the chief executive officer of the employer of Tim Cook {} Zyx{}?"
+    memory.query(question.format("x" * 900, 0))
+    before = fact_store._norm_memo.cache_info().currsize
+    for n in range(1, 50):
+        # a template takes the ~900-character rest as its entity, a name to normalise
+        memory.query(question.format("Qwv Bnm " * 110, n))
+    assert fact_store._norm_memo.cache_info().currsize == before
+    long = "Tim Cook " * 40
+    assert fact_store.norm(long) == ("tim cook " * 40).strip()     # normalised, not kept
+    assert fact_store._norm_memo.cache_info().currsize == before

@@ -23,12 +23,28 @@ from resolver.text.relations import inventory
 _WORD = re.compile(r"\w+")
 
 
-@lru_cache(maxsize=1 << 16)      # the search normalises the same few names again and again
+# The memo of `norm` keeps names of at most MEMO_NAME characters, at most MEMO_NAMES of them: a
+# process-wide memo whose entries a question's text could fill (a template's entity span of 900
+# characters, one per distinct question: +1.4 MB per 1,000 questions, past docs/server.md's
+# bound; verify-e E22) is bounded in bytes, not only in entries. Store names are far shorter
+# (the longest in the 262K context has 59 characters).
+MEMO_NAME = 256
+MEMO_NAMES = 1 << 16
+
+
 def norm(name: str) -> str:
     """Lookup key of a name: case-folded, whitespace collapsed, in Unicode NFC: "Café" typed
     with a combining accent (NFD) is the same name as with the composed "é" (NFC), as it looks
     the same."""
+    return _norm_memo(name) if len(name) <= MEMO_NAME else _norm(name)
+
+
+def _norm(name: str) -> str:
     return " ".join(_nfc(name).split()).casefold()
+
+
+_norm_memo = lru_cache(maxsize=MEMO_NAMES)(_norm)   # the search normalises the same few names
+                                                     # again and again
 
 
 def name_tokens(text: str) -> tuple[str, ...]:
