@@ -30,9 +30,10 @@ from resolver.search.confidence import LOW, Confidence, abstention, below, rank
 from resolver.serve.request import Message
 
 INSTRUCTING = ("system", "developer")
-# A serial as the reader takes one: digits and a full stop, after a blank or at the start, and
-# before a blank or at the end.
-_SERIAL = re.compile(r"(?:\A|(?<=\s))(\d{1,19})\.(?=\s|\Z)")
+# A serial that opens a fact: digits and a full stop, before a blank or the end, at a line's
+# start or after a sentence end, a colon or a frame ("Part 1. The Beginning" and "Europe 1."
+# hold no serial: their "1." follows a word).
+_SERIAL = re.compile(r"(?:\A|(?<=\n)|(?<=[.!?:>\]]\s))[ \t]*(\d{1,19})\.(?=\s|\Z)")
 _HEADER = re.compile(r"list of facts\s*:", re.IGNORECASE)
 LIST_START = 1                  # a list's numbering starts at 0 or 1
 GUESSED = "several numbered fact lists, and no header said which is the context"
