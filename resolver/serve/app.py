@@ -69,6 +69,18 @@ try:
 except ImportError as exc:  # the extra is missing: say what to install
     raise MissingExtraError(NEEDS_EXTRA) from exc
 
+
+def _http_protocol() -> type:
+    """The HTTP protocol uvicorn's "auto" picks: httptools' compiled parser (uvicorn[standard]
+    installs it), else h11; header_timeout.py adds a header deadline to it."""
+    try:
+        import httptools  # noqa: F401
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+        return HttpToolsProtocol
+    except ImportError:                    # pragma: no cover
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+        return H11Protocol
+
 log = logging.getLogger("factres.serve")
 JSON = "application/json"
 
@@ -400,7 +412,7 @@ def uvicorn_config(config: ServeConfig, *, access_log: bool = True,
                           access_log=access_log, log_level=log_level,
                           server_header=False, date_header=False,
                           timeout_keep_alive=config.keep_alive,
-                          http=header_timeout.protocol(config.header_timeout),
+                          http=header_timeout.protocol(_http_protocol(), config.header_timeout),
                           limit_concurrency=config.limit_concurrency,
                           timeout_graceful_shutdown=SHUTDOWN_TIMEOUT)
     # after uvicorn configured its loggers (when the Config is made), which keeps filters

@@ -23,17 +23,6 @@ import orjson
 log = logging.getLogger("factres.serve")
 
 
-def _base() -> type:
-    """The HTTP protocol uvicorn's "auto" would use."""
-    try:
-        import httptools  # noqa: F401  (the compiled parser, from uvicorn[standard])
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-        return HttpToolsProtocol
-    except ImportError:                    # pragma: no cover (uvicorn[standard] installs it)
-        from uvicorn.protocols.http.h11_impl import H11Protocol
-        return H11Protocol
-
-
 def timeout_reply(seconds: float) -> bytes:
     """The 408 sent to a connection whose request's headers did not all come in time."""
     body = orjson.dumps({"error": {
@@ -44,10 +33,9 @@ def timeout_reply(seconds: float) -> bytes:
             b"connection: close\r\ncontent-length: %d\r\n\r\n" % len(body)) + body
 
 
-def protocol(seconds: float) -> type:
-    """uvicorn's HTTP protocol with a header deadline of `seconds` (see the module docstring),
-    for `uvicorn.Config(http=...)`."""
-    base = _base()
+def protocol(base: type, seconds: float) -> type:
+    """uvicorn's HTTP protocol `base` (app.py picks it: only app.py imports the web stack) with
+    a header deadline of `seconds` (see the module docstring), for `uvicorn.Config(http=...)`."""
 
     class HeaderDeadline(base):
         header_timeout = seconds
