@@ -54,9 +54,11 @@ from resolver.store.fact_store import FactStore, norm
 from resolver.store.provenance import ACCEPT, Ledger, Operation, Version, show_key
 from resolver.store.record import (BYTES, ERASURE, FLUSH, OPERATIONS, TEXT, Change,
                                    InMemoryRecord, LogEntry, Record)
+from resolver.store.operations import Applied, Patch, apply_patch, commit, next_serial, read_patch
+from resolver.text.corrections import Correction
 from resolver.text.facts import Fact
 
-__all__ = ["Answer", "IngestResult", "Memory", "harness"]
+__all__ = ["Answer", "Applied", "IngestResult", "Memory", "harness"]
 
 MODES = ("search", "plain")
 MEMORY_SOURCE = "memory"          # the source and id a memory's questions carry
@@ -64,6 +66,9 @@ NOTHING_INGESTED = "nothing ingested yet: the memory holds no facts"
 NO_QUESTION = "the prompt holds no question (only the instruction's example, or nothing)"
 # Reported: an operation on the ledger that a take-back left without the fact it read.
 NOT_REAPPLIED = "not reapplied"
+# Reported: a correction line that changed nothing, or applied with a note (a move from a
+# location the memory did not have).
+CORRECTION = "correction"
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,8 @@ class IngestResult:
     reports: tuple[Report, ...]             # text not committed, with `factres parse`'s words
     facts: tuple[Fact, ...] = ()            # the facts committed, in serial order
     pending: int = 0                        # characters held (an incomplete fact or shape)
+    # the correction lines applied, in arrival order (each with what it did)
+    corrections: tuple[Applied, ...] = ()
 
     @property
     def reported(self) -> dict[str, int]:
@@ -86,6 +93,7 @@ class IngestResult:
     def to_json(self) -> dict:
         return {"committed": self.committed, "passed_over": dict(self.passed_over),
                 "reports": [r.to_json() for r in self.reports], "pending": self.pending,
+                "corrections": [c.to_json() for c in self.corrections],
                 "serials": [self.facts[0].serial, self.facts[-1].serial] if self.facts else None}
 
 
@@ -546,9 +554,17 @@ class Memory:
 
     def _apply(self, batch) -> IngestResult:
         """Commit a batch read for good. Provisional facts it confirms are already in the
-        store; one it contradicts is taken back first (with every provisional fact after it)."""
+        store; one it contradicts is taken back first (with every provisional fact after it).
+        Correction lines are applied in their place among the facts (`_correct`)."""
         facts = batch.facts
-        if self._provisional:
+        applied: tuple[Applied, ...] = ()
+        notes: list[Report] = []
+        if batch.corrections:
+            if self._provisional:
+                self._take_back(len(self._provisional))
+                self._provisional = []
+            applied = self._correct(facts, batch.corrections, notes)
+        elif self._provisional:
             same = 0
             for real, seen in zip(facts, self._provisional):
                 if real != seen:
@@ -563,8 +579,48 @@ class Memory:
             self._store.extend(facts)
         self._viewed = False
         passed = {kind: batch.passed.get(kind, 0) for kind in PASSED_KINDS}
-        reports, self._unapplied = tuple(self._unapplied) + tuple(batch.reports), []
-        return IngestResult(len(facts), passed, reports, tuple(facts), len(self._reader.tail))
+        reports = tuple(self._unapplied) + tuple(sorted(batch.reports + notes,
+                                                        key=lambda r: r.line))
+        self._unapplied = []
+        return IngestResult(len(facts), passed, reports, tuple(facts), len(self._reader.tail),
+                            applied)
+
+    def _correct(self, facts: list[Fact], corrections: list[Correction],
+                 notes: list[Report]) -> tuple[Applied, ...]:
+        """Commit `facts` with each correction applied after the facts of the lines before it
+        (resolver.store.operations); what a correction changes nothing by, or notes, goes in
+        `notes` as a "correction" report."""
+        done = commit(self._store, facts, corrections)
+        notes += [Report(CORRECTION, a.line, a.text, a.note, a.serial) for a in done if a.note]
+        return tuple(done)
+
+    def apply(self, patch: dict | Patch) -> Applied:
+        """Apply one operation to the memory's ledger, in P-Mem's patch form: a dict with `op`
+        (accept, reject, contest, revoke, resolve, noop), `key` (`{"subject": ...,
+        "relation": ...}`, or a fact sentence the grammar reads, whose object is the
+        new_value when none is given), `old_value`, `new_value`, `evidence` (its text) and
+        `hard_commit`. The version it writes is seen by questions and the search as a fact
+        line's is, with the next serial and the evidence text; for a memory kept in a file it
+        is in the operation log when this returns. The rules (docs/memory.md, "Corrections
+        and operations"): old_value, when given, is the head's value; contest, revoke, reject
+        and noop need a head; resolve names the head or an alternative of a contested key.
+
+        Returns:
+            `Applied`: the operation done, the key, the serial and the key's head afterwards.
+
+        Raises:
+            InputError: a patch of the wrong shape (naming the field), an unknown relation, a
+                key sentence the grammar does not read.
+            ProvenanceError: a patch that breaks a rule, with the reason (nothing changed),
+                unless `hard_commit` is true: it is then applied as an accept of new_value.
+        """
+        checked = read_patch(patch)
+        with self._lock:
+            self._usable(write=True)
+            self._view()
+            applied = apply_patch(self._store, checked, next_serial(self._store))
+            self._save(OPERATIONS, None)
+            return applied
 
     def _view(self) -> None:
         """Bring the provisional facts up to date with the tail (see the module docstring)."""
@@ -639,7 +695,7 @@ class Memory:
         with self._lock:
             self._usable(write=False)
             self._view()
-            if not len(self._store):
+            if not len(self._store) and not len(self._store.ledger):
                 return Answer("", question, NOTHING_INGESTED)
             if not question:
                 return Answer("", question, NO_QUESTION)

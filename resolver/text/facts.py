@@ -235,6 +235,9 @@ class ParseResult:
     # Lines that held more than one fact ("0. ... Apple. 1. ... Google."), read piece by
     # piece (segment.py): their facts and unparsed pieces carry the piece's own text.
     several: tuple[int, ...] = ()
+    # The correction lines of the context, each with what it did to the store
+    # (`resolver.store.operations.read_context`; never cached: read again on each load).
+    corrections: tuple = ()
 
 
 def several_note(lines: tuple[int, ...]) -> str:
