@@ -235,6 +235,8 @@ class FactStore:
         # correction line, an API patch: `operate`), as facts: the lookup tables, the names
         # and the reverse hops hold them as they hold the store's facts.
         self._written: list[Fact] = []
+        # The highest serial an operation's evidence had (every operation takes one).
+        self._operated = -1
         self._built: _Index | None = None
         self._ledger: Ledger | None = None
         self._token_index: dict[tuple[str, ...], set[str]] | None = None
@@ -253,7 +255,7 @@ class FactStore:
         self._ledger = ledger
         if ledger is not None and ledger.logged != len(self._facts):
             # operations besides the facts' accepts: their versions are the store's too
-            self._adopt(_written_of(ledger.operations(), self._facts))
+            self._adopt_operations(ledger.operations(), self._facts)
 
     def __getstate__(self) -> dict:
         """What a copy or a pickle of the store holds: the facts, the lookup tables and the
@@ -305,6 +307,7 @@ class FactStore:
         _check_relation(relation)
         key = (norm(subject), relation)
         ledger = self.ledger
+        self._operated = max(self._operated, evidence.serial)
         if op in WRITES:
             vid = getattr(ledger, op)(key, value, evidence)
             self._adopt([evidence])
@@ -319,6 +322,14 @@ class FactStore:
                                   f"{', '.join(OPERATIONS)})")
         return vid
 
+    def _adopt_operations(self, operations: list[Operation], facts: Sequence[Fact]) -> None:
+        """Take the versions and serials of `operations` (besides the accepts of `facts`)."""
+        self._adopt(_written_of(operations, facts))
+        own = {id(f) for f in facts}
+        self._operated = max((o.evidence.serial for o in operations
+                              if o.evidence is not None and id(o.evidence) not in own),
+                             default=self._operated)
+
     def _adopt(self, written: list[Fact]) -> None:
         if not written:
             return
@@ -330,12 +341,12 @@ class FactStore:
 
     @property
     def last_serial(self) -> int | None:
-        """The highest serial of the store's facts and of the versions operations wrote (a
-        line without a serial takes the next one), None when there is none."""
-        serials = [f.serial for f in self._written]
+        """The highest serial of the store's facts and of every operation's evidence (a line
+        or patch without a serial takes the next one), None when there is none."""
+        last = self._operated
         if self._facts:
-            serials.append(self._facts[-1].serial)
-        return max(serials, default=None)
+            last = max(last, self._facts[-1].serial)
+        return None if last < 0 else last
 
     def written(self) -> tuple[Fact, ...]:
         """The versions that entered by an operation (`operate`), as facts, in arrival order."""
@@ -361,7 +372,7 @@ class FactStore:
         if start < len(entries):
             ledger.accept_many(_writes(entries[start:] if start else entries, normed))
         store._ledger = ledger
-        store._adopt(_written_of([e for e in entries if e.__class__ is not Fact], ()))
+        store._adopt_operations([e for e in entries if e.__class__ is not Fact], ())
         return store
 
     @property
