@@ -359,3 +359,34 @@ def test_patch_reading_gives_new_value_from_a_key_sentence():
     patch = read_patch({"op": "accept", "key": "Where is it? mug 2 is in box 1."})
     assert (patch.subject, patch.relation, patch.new_value) == ("Where is it? mug 2", "location",
                                                                  "box 1")
+
+
+# ---- the command line ------------------------------------------------------------------------
+def test_cli_memory_apply_applies_patches_and_names_a_bad_line(tmp_path):
+    from click.testing import CliRunner
+
+    from oracle.cli import main
+    db, patches = tmp_path / "m.db", tmp_path / "p.jsonl"
+    context = tmp_path / "c.txt"
+    context.write_text("\n".join(TIM) + "\nThe report that Tim Cook is employed by Google was an "
+                       "error.\n")
+    runner = CliRunner()
+    made = runner.invoke(main, ["memory", "ingest", str(db), str(context)])
+    assert made.exit_code == 0 and "correction lines applied: 1" in made.output
+    patches.write_text('{"op": "contest", "key": "Tim Cook is employed by IBM.", '
+                       '"evidence": "a rumour"}\n\n{"op": "resolve", "key": {"subject": '
+                       '"Tim Cook", "relation": "employer"}, "new_value": "IBM"}\n')
+    done = runner.invoke(main, ["memory", "apply", str(db), str(patches)])
+    assert done.exit_code == 0, done.output
+    assert "2 patch(es) applied" in done.output and "now IBM (active)" in done.output
+    with Memory.open(db, readonly=True) as memory:
+        assert ask(memory, EMPLOYER, "Tim Cook") == "IBM"
+    patches.write_text('{"op": "noop", "key": "Tim Cook is employed by IBM."}\n'
+                       '{"op": "accept", "key": {"subject": "Tim Cook", "relation": 3}}\n')
+    bad = runner.invoke(main, ["memory", "apply", str(db), str(patches)])
+    assert bad.exit_code == 1 and f"{patches}:2" in bad.output and "'key.relation'" in \
+        bad.output and "Traceback" not in bad.output
+    patches.write_text('{"op": "resolve", "key": "Tim Cook is employed by Apple."}\n')
+    refused = runner.invoke(main, ["memory", "apply", str(db), str(patches)])
+    assert refused.exit_code == 1 and f"{patches}:1" in refused.output
+    assert "not contested" in refused.output
