@@ -390,3 +390,35 @@ def test_cli_memory_apply_applies_patches_and_names_a_bad_line(tmp_path):
     refused = runner.invoke(main, ["memory", "apply", str(db), str(patches)])
     assert refused.exit_code == 1 and f"{patches}:1" in refused.output
     assert "not contested" in refused.output
+
+
+# ---- the server ------------------------------------------------------------------------------
+def test_post_operations_on_a_named_memory_with_the_openai_client(tmp_path):
+    from openai import BadRequestError, OpenAI, UnprocessableEntityError
+
+    from resolver.serve.app import serving
+    from resolver.serve.config import ServeConfig
+    with serving(ServeConfig(port=0, store=str(tmp_path))) as url:
+        api = OpenAI(base_url=f"{url}/memories/agent-1", api_key="sk-anything")
+        say = [{"role": "user", "content": "\n".join(TIM) + "\n"}]
+        api.chat.completions.create(model="m", messages=say)
+        done = api.post("/operations", cast_to=object, body=[
+            {"op": "contest", "key": "Tim Cook is employed by IBM.", "evidence": "a rumour"},
+            {"op": "resolve", "key": {"subject": "Tim Cook", "relation": "employer"},
+             "new_value": "IBM"}])
+        assert [d["operations"] for d in done["data"]] == [["contest"], ["resolve"]]
+        assert done["data"][1]["head"]["value"] == "IBM"
+        reply = api.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": EMPLOYER.replace("[X]",
+                                                                              "Tim Cook")}])
+        assert reply.choices[0].message.content == "IBM"
+        with pytest.raises(BadRequestError) as bad:
+            api.post("/operations", cast_to=object,
+                     body={"op": "accept", "key": {"subject": "Tim Cook", "relation": "x"}})
+        assert bad.value.body["param"] == "key.relation"
+        with pytest.raises(UnprocessableEntityError, match="neither the head nor an altern"):
+            api.post("/operations", cast_to=object, body=[
+                {"op": "contest", "key": "Tim Cook is employed by Apple."},
+                {"op": "resolve", "key": "Tim Cook is employed by Meta."}])
+    with Memory.open(tmp_path / "agent-1.db", readonly=True) as memory:
+        assert [e.operation.op for e in memory.log()][-3:] == ["contest", "resolve", "contest"]

@@ -267,8 +267,8 @@ def read_patch(data, *, path: str | None = None, line: int | None = None) -> Pat
         _MODEL.append(_patch_model())
     from pydantic import ValidationError
     if not isinstance(data, dict):
-        raise InputError(f"a patch must be a JSON object, not {type(data).__name__}",
-                         path=path, line=line, expected=EXPECTED_PATCH)
+        raise _refused(f"a patch must be a JSON object, not {type(data).__name__}", None,
+                       path, line, EXPECTED_PATCH)
     try:
         model = _MODEL[0].model_validate(data)
     except ValidationError as exc:
@@ -276,32 +276,41 @@ def read_patch(data, *, path: str | None = None, line: int | None = None) -> Pat
         where = ".".join(str(p) for p in first["loc"] if not str(p).startswith(("Key", "str")))
         got = first.get("input")
         shown = "" if isinstance(got, dict) else f" (got {clip(repr(got), 80)})"
-        raise InputError(f"field {where or 'patch'!r}: {first['msg']}{shown}", path=path,
-                         line=line, expected=EXPECTED_PATCH) from None
+        raise _refused(f"field {where or 'patch'!r}: {first['msg']}{shown}", where or None,
+                       path, line, EXPECTED_PATCH) from None
     new = model.new_value
     if isinstance(model.key, str):
         found = read_sentence(model.key.rstrip().removesuffix("."))
         if found is None:
-            raise InputError(f"field 'key': {clip(model.key, 120)!r} is no fact sentence the "
-                             "grammar reads", path=path, line=line,
-                             expected="a fact sentence (\"Tim Cook is employed by Apple.\") or "
-                             '{"subject": ..., "relation": ...}')
+            raise _refused(f"field 'key': {clip(model.key, 120)!r} is no fact sentence the "
+                           "grammar reads", "key", path, line,
+                           "a fact sentence (\"Tim Cook is employed by Apple.\") or "
+                           '{"subject": ..., "relation": ...}')
         subject, relation, obj = found
         new = obj if new is None else new
     else:
         subject, relation = model.key.subject, model.key.relation
     from resolver.text.relations import inventory
     if relation not in inventory():
-        raise InputError(f"field 'key.relation': unknown relation {relation!r}", path=path,
-                         line=line, expected="one of " + ", ".join(sorted(inventory())))
+        raise _refused(f"field 'key.relation': unknown relation {relation!r}", "key.relation",
+                       path, line, "one of " + ", ".join(sorted(inventory())))
     if model.op in (ACCEPT, REJECT, CONTEST, RESOLVE) and new is None:
-        raise InputError(f"field 'new_value': a {model.op} needs one", path=path, line=line,
-                         expected="the value the operation writes or chooses")
+        raise _refused(f"field 'new_value': a {model.op} needs one", "new_value", path, line,
+                       "the value the operation writes or chooses")
     if model.op == NOOP and new is None and model.old_value is None:
-        raise InputError("field 'new_value': a noop needs the value it supports", path=path,
-                         line=line, expected="new_value (or old_value)")
+        raise _refused("field 'new_value': a noop needs the value it supports", "new_value",
+                       path, line, "new_value (or old_value)")
     return Patch(model.op, subject, relation, model.old_value, new, model.evidence,
                  model.hard_commit)
+
+
+def _refused(message: str, field: str | None, path: str | None, line: int | None,
+             expected: str) -> InputError:
+    """The InputError of a bad patch; `field` (None: the whole patch) is kept on it as
+    `.field`, for a server to name it as OpenAI's `param`."""
+    error = InputError(message, path=path, line=line, expected=expected)
+    error.field = field
+    return error
 
 
 def apply_patch(store: FactStore, patch: Patch, serial: int, line: int = 0) -> Applied:
