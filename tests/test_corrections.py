@@ -422,3 +422,8 @@ def test_post_operations_on_a_named_memory_with_the_openai_client(tmp_path):
                 {"op": "resolve", "key": "Tim Cook is employed by Meta."}])
     with Memory.open(tmp_path / "agent-1.db", readonly=True) as memory:
         assert [e.operation.op for e in memory.log()][-3:] == ["contest", "resolve", "contest"]
+
+
+def test_a_value_holding_not_is_written_whole_after_a_cue():
+    memory = fed("Update: Tim Cook is employed by Apple, not Google.")
+    assert ask(memory, EMPLOYER, "Tim Cook") == "Apple, not Google"
