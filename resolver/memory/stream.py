@@ -426,7 +426,7 @@ class FactReader:
         canon = ".\n".join(parts).strip(_SPACE)
         if "\n\n" in canon or " \n" in canon or "\n " in canon or "\t" in canon:
             return False
-        if corrections.candidate_pattern().search(canon):
+        if corrections.any_candidate(canon):
             return False             # a correction line may read as a fact: piece by piece
         lines = canon.split("\n")
         facts = parse_fact_block(lines, self._line + 1)
@@ -469,7 +469,7 @@ class FactReader:
         for u in unparsed:
             own = _SERIAL.match(u.text)
             by_line[u.line] = Report(UNPARSED, u.line, u.text, u.reason, _shown(own))
-        if corrections.candidate_pattern().search("\n".join(pieces)):
+        if any(map(corrections.any_candidate, pieces)):
             by_line.update(read_corrections(pieces, first))
         for number in range(first, first + len(pieces)):
             item = by_line[number]

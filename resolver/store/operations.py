@@ -18,7 +18,7 @@ from resolver.store.fact_store import FactStore, norm
 from resolver.store.provenance import (ACCEPT, CONTEST, CONTESTED, NOOP, OPERATIONS, REJECT,
                                        RESOLVE, REVOKE, Version, show_key)
 from resolver.text.corrections import (CHECK, CONTRADICT, EARLIER, MOVE, REPORT, RETRACT, UPDATE,
-                                       Correction, candidate, candidate_pattern, cued,
+                                       Correction, any_candidate, candidate_lines, cued,
                                        read_sentence)
 from resolver.text.corrections import read as read_correction
 from resolver.text.facts import BOM, Fact, ParseResult, UnparsedLine
@@ -184,16 +184,16 @@ def read_context(parsed: ParseResult, context: str) -> tuple[ParseResult, FactSt
     unparsed lines, or reported when it opens with a cue and reads as none. A context holding
     no candidate line (every FactConsolidation context) gives the parse as it is and the store
     of its facts, after one search of the text."""
-    if candidate_pattern().search(context) is None:
+    if not any_candidate(context):
         return parsed, FactStore(parsed.facts)
     text = context.removeprefix(BOM).replace("\r\n", "\n")
     lines = text.split("\n")
     found: dict[int, Correction | UnparsedLine] = {}
-    for number, raw in enumerate(lines, 1):
-        if raw.strip() and candidate(raw):
-            read = read_correction(raw, number)
-            if isinstance(read, Correction) or cued(raw):
-                found[number] = read
+    for index in candidate_lines(text):
+        raw, number = lines[index], index + 1
+        read = read_correction(raw, number)
+        if isinstance(read, Correction) or cued(raw):
+            found[number] = read
     if not found:
         return parsed, FactStore(parsed.facts)
     facts = [f for f in parsed.facts if f.line not in found]

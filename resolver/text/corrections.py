@@ -57,8 +57,65 @@ def candidate_pattern() -> re.Pattern:
     return re.compile(rf"^[ \t]*(?:[0-9]+\. )?(?:{opening})|{re.escape(NOT)}", re.MULTILINE)
 
 
+@lru_cache(maxsize=None)
+def _quick_words() -> tuple[str, ...]:
+    """What every candidate line holds: ": " for the cues that end with it, the other cues
+    whole, ", not ". A text of fact lines holds almost none (the 262K context: two ": "), and
+    only the lines holding one are matched against the full pattern: a multi-line `^`
+    pattern over the 262K context costs 15% of its parse, one regex for the three words 5%,
+    `str.find` of each about 2%."""
+    return tuple(sorted({": " if cue.endswith(": ") else cue for cue in cues()} | {NOT}))
+
+
+def _hits(text: str) -> list[int]:
+    """Where the words of `_quick_words` start in `text`, in order."""
+    out = []
+    for word in _quick_words():
+        at = text.find(word)
+        while at >= 0:
+            out.append(at)
+            at = text.find(word, at + 1)
+    out.sort()
+    return out
+
+
 def candidate(raw: str) -> bool:
+    """Whether one line may be a correction (`candidate_pattern`)."""
     return candidate_pattern().search(raw) is not None
+
+
+def candidate_lines(text: str) -> list[int]:
+    """The 0-based numbers of the lines of `text` (split at LF) that may be corrections, in
+    order; fast on a text that holds none."""
+    out: list[int] = []
+    line, at, done_to = 0, 0, -1
+    for hit in _hits(text):
+        start = text.rfind("\n", 0, hit) + 1
+        if start <= done_to:
+            continue                       # a line already looked at
+        end = text.find("\n", hit)
+        end = len(text) if end < 0 else end
+        line += text.count("\n", at, start)
+        at = start
+        done_to = end
+        if candidate(text[start:end]):
+            out.append(line)
+    return out
+
+
+def any_candidate(text: str) -> bool:
+    """Whether some line of `text` may be a correction (`candidate_lines`), stopping at the
+    first."""
+    for word in _quick_words():
+        at = text.find(word)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            if candidate(text[start:end]):
+                return True
+            at = text.find(word, end)
+    return False
 
 
 def cued(raw: str) -> bool:
