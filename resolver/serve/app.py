@@ -247,19 +247,27 @@ def create_app(config: ServeConfig) -> Starlette:
             check_name(request.path_params["memory"])
         return _json(service.models())
 
-    async def named_chat(request: Request) -> Response:
+    async def named_body(request: Request) -> tuple[str, bytes | None]:
+        """A named memory's request: the name checked, and the body (None: the client went
+        away)."""
         service.authorize(request)
         name = request.path_params["memory"]
         check_name(name)
-        timing: dict[str, float] = {}
-        clock = _Clock(timing)
         try:
-            body = await read_body(request.stream(), request.headers.get("content-length"),
-                                   config.max_body, config.body_timeout)
+            return name, await read_body(request.stream(),
+                                         request.headers.get("content-length"),
+                                         config.max_body, config.body_timeout)
         except ClientDisconnect:
-            return Response(status_code=400)
+            return name, None
         except asyncio.CancelledError:      # the server stops (E31): a 503, no traceback
             raise stopping(SHUTDOWN_TIMEOUT) from None
+
+    async def named_chat(request: Request) -> Response:
+        timing: dict[str, float] = {}
+        clock = _Clock(timing)
+        name, body = await named_body(request)
+        if body is None:
+            return Response(status_code=400)
         clock.lap("read")
         try:
             streamed, reply = await run_in_threadpool(service.named_reply, name, body, clock)
@@ -274,16 +282,9 @@ def create_app(config: ServeConfig) -> Starlette:
 
     async def named_operations(request: Request) -> Response:
         # issue 32: P-Mem's patches (one object, or a list of them) applied to the memory
-        service.authorize(request)
-        name = request.path_params["memory"]
-        check_name(name)
-        try:
-            body = await read_body(request.stream(), request.headers.get("content-length"),
-                                   config.max_body, config.body_timeout)
-        except ClientDisconnect:
+        name, body = await named_body(request)
+        if body is None:
             return Response(status_code=400)
-        except asyncio.CancelledError:      # the server stops (E31): a 503, no traceback
-            raise stopping(SHUTDOWN_TIMEOUT) from None
         patches = read_patches(body)
         try:
             done = await run_in_threadpool(service.named.operate, name, patches)

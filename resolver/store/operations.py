@@ -79,6 +79,8 @@ def apply_correction(store: FactStore, correction: Correction, serial: int) -> A
     c = correction
     subject, relation, value = c.subject, c.relation, c.value
     head, alternatives, known = _state(store, subject, relation)
+    # S is the head or an open alternative already: a report or an observation supports it
+    held = head is not None and (head.value == value or value in alternatives)
     done: list[str] = []
     note = ""
     key = show_key((subject, relation))
@@ -119,13 +121,10 @@ def apply_correction(store: FactStore, correction: Correction, serial: int) -> A
             do(ACCEPT)
             note = (f"{other!r} is not the current value of {key} (it was {head.value!r}): "
                     f"{value!r} accepted, {other!r} left as it was")
+    elif c.form in (REPORT, EARLIER) and (head is None or held):
+        do(NOOP if held else ACCEPT)
     elif c.form == REPORT:
-        if head is None:
-            do(ACCEPT)
-        elif head.value == value or value in alternatives:
-            do(NOOP)
-        else:
-            do(CONTEST)
+        do(CONTEST)
     elif c.form == CHECK:
         if alternatives and (head.value == value or value in alternatives):
             do(RESOLVE)
@@ -141,11 +140,7 @@ def apply_correction(store: FactStore, correction: Correction, serial: int) -> A
             note = (f"the move says {subject!r} was in {c.other!r}, the memory had "
                     f"{head.value!r}: {value!r} is current")
     elif c.form == EARLIER:
-        if head is None:
-            do(ACCEPT)
-        elif head.value == value or value in alternatives:
-            do(NOOP)
-        elif alternatives:
+        if alternatives:
             note = (f"{key} is contested: the earlier observation {value!r} is not kept as a "
                     "version")
         else:

@@ -533,10 +533,7 @@ class Ledger:
             raise ProvenanceError(
                 f"cannot revoke {show_key(key)}: it is contested (head #{head} and "
                 f"{len(self._open[key])} open alternative(s)); settle it with resolve first")
-        tomb = self._append(key, None, evidence, REVOKED, 0, _NONE)
-        self._irregular.add(key)
-        self._edge(_REVOKES, tomb, head)
-        self._status[head] = _REVOKED
+        tomb = self._tombstone(key, head, evidence)
         back = self._pred_of(head)
         while back != _NONE and self._status[back] == _REVOKED:
             back = self._pred_of(back)
@@ -546,6 +543,14 @@ class Ledger:
             self._status[back] = _ACTIVE
             self._set_head(key, back)
         return self._logged(_REVOKE, tomb)
+
+    def _tombstone(self, key, target: int, evidence) -> int:
+        """The tombstone of a revoke, written: it revokes `target`."""
+        tomb = self._append(key, None, evidence, REVOKED, 0, _NONE)
+        self._irregular.add(key)
+        self._edge(_REVOKES, tomb, target)
+        self._status[target] = _REVOKED
+        return tomb
 
     def _revoke_older(self, key, head: int, value: str, evidence) -> int:
         """`revoke` of the version holding `value` that is not the head (see `revoke`)."""
@@ -558,10 +563,7 @@ class Ledger:
             raise ProvenanceError(f"cannot revoke {value!r} of {show_key(key)}: no version "
                                   f"the key holds has it (head #{head} is "
                                   f"{self._value[head]!r})")
-        tomb = self._append(key, None, evidence, REVOKED, 0, _NONE)
-        self._irregular.add(key)
-        self._edge(_REVOKES, tomb, target)
-        self._status[target] = _REVOKED
+        tomb = self._tombstone(key, target, evidence)
         if target in alternatives:
             alternatives.remove(target)
             if not alternatives:
