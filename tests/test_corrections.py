@@ -427,3 +427,25 @@ def test_post_operations_on_a_named_memory_with_the_openai_client(tmp_path):
 def test_a_value_holding_not_is_written_whole_after_a_cue():
     memory = fed("Update: Tim Cook is employed by Apple, not Google.")
     assert ask(memory, EMPLOYER, "Tim Cook") == "Apple, not Google"
+
+
+def test_factres_run_over_a_context_holding_corrections_answers_as_a_memory_fed_it(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from oracle.cli import main
+    from resolver.results.result_schema import PREDICTIONS_FILE, loads_lines
+    context = "\n".join(TIM) + ("\nThe report that Tim Cook is employed by Google was an error."
+                                "\nReport: cup 2 is in sink 1.\nReport: cup 2 is in desk 3.\n")
+    questions = [EMPLOYER.replace("[X]", "Tim Cook"), WHERE.replace("[X]", "cup 2")]
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps([{"context": context, "questions": questions,
+                                 "answers": [["Apple"], ["sink 1"]]}]))
+    result = CliRunner().invoke(main, ["run", "--data", str(rows), "--results-dir",
+                                       str(tmp_path / "r"), "--run-id", "c", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    predictions = loads_lines((tmp_path / "r" / "c" / PREDICTIONS_FILE).read_bytes())
+    memory = fed(context)
+    assert [p["prediction"] for p in predictions] == [memory.query(q).text for q in questions]
+    assert [p["prediction"] for p in predictions] == ["Apple", "sink 1"]
