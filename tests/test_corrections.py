@@ -449,3 +449,16 @@ def test_factres_run_over_a_context_holding_corrections_answers_as_a_memory_fed_
     memory = fed(context)
     assert [p["prediction"] for p in predictions] == [memory.query(q).text for q in questions]
     assert [p["prediction"] for p in predictions] == ["Apple", "sink 1"]
+
+
+def test_a_correction_with_a_serial_out_of_order_is_no_fact_in_parse_or_memory(tmp_path):
+    path = tmp_path / "ctx.txt"
+    text = "\n".join(TIM) + "\n0. Correction: Tim Cook is employed by Google was reported in " \
+        "error.\n2. Tim Cook is employed by IBM.\n"
+    path.write_text(text)
+    dataset, _ = load([path])
+    haystack = next(iter(dataset.haystacks.values()))
+    assert [f.serial for f in haystack.parse.facts] == [0, 1, 2]
+    assert haystack.store.head("Tim Cook", "employer").value == "IBM"
+    memory = fed(text)
+    assert memory.store.ledger.dump() == haystack.store.ledger.dump()
