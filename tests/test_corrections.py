@@ -15,7 +15,7 @@ from resolver.search.hops import hops_over
 from resolver.store.fact_store import FactStore
 from resolver.store.operations import read_patch
 from resolver.store.provenance import CONTRADICTED, REVOKED, Evidence, Ledger
-from resolver.text import corrections
+from resolver.text import corrections, cues
 from resolver.text.corrections import Correction
 from resolver.text.facts import UnparsedLine, parse_context
 from resolver.text.relations import relation
@@ -87,7 +87,8 @@ def test_a_cued_line_that_reads_as_no_correction_is_reported_with_the_reason():
 
 def test_fact_lines_never_reach_the_correction_grammar():
     context = bundled_context("262k")
-    assert corrections.candidate_pattern().search(context) is None
+    assert cues.candidate_pattern().search(context) is None
+    assert not cues.any_candidate(context) and cues.candidate_lines(context) == []
 
 
 # ---- the memory: text only ------------------------------------------------------------------

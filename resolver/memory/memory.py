@@ -76,8 +76,9 @@ class IngestResult:
     """What one `ingest` (or `flush`) did. Counts use the reader's kinds: passed over
     "framing", "instruction", "acknowledgement", "header", "repeat" (the same serial with the
     same fact again); reported "unparsed", "duplicate" (a serial repeated with another fact),
-    "out-of-order", and "not reapplied" (an operation made on the ledger while the tail was
-    read provisionally, which read a provisional fact the text then changed)."""
+    "out-of-order", "not reapplied" (an operation made on the ledger while the tail was
+    read provisionally, which read a provisional fact the text then changed) and "correction"
+    (a correction line that changed nothing, or has a note: docs/memory.md)."""
     committed: int                          # facts accepted into the store and its ledger
     passed_over: dict[str, int]             # kind -> count, every kind present
     reports: tuple[Report, ...]             # text not committed, with `factres parse`'s words
@@ -579,8 +580,8 @@ class Memory:
             self._store.extend(facts)
         self._viewed = False
         passed = {kind: batch.passed.get(kind, 0) for kind in PASSED_KINDS}
-        reports = tuple(self._unapplied) + tuple(sorted(batch.reports + notes,
-                                                        key=lambda r: r.line))
+        own = sorted(batch.reports + notes, key=_line_of) if notes else batch.reports
+        reports = tuple(self._unapplied) + tuple(own)
         self._unapplied = []
         return IngestResult(len(facts), passed, reports, tuple(facts), len(self._reader.tail),
                             applied)
@@ -757,6 +758,10 @@ def _plan_sets(plan_sets) -> tuple[str, ...]:
         raise InputError("plan_sets must be names (str)",
                          expected=f"a name or a tuple of names, of {', '.join(LIVE_SETS)}")
     return names
+
+
+def _line_of(report: Report) -> int:
+    return report.line
 
 
 def _hex(data: bytes) -> str:

@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from resolver.mab.harness import FRAME_ACKNOWLEDGEMENT, FRAME_INSTRUCTION, FRAME_OPENING
-from resolver.text import corrections, segment
+from resolver.text import corrections, cues, segment
 from resolver.text.corrections import Correction
 from resolver.text.facts import (
     BOM,
@@ -426,7 +426,7 @@ class FactReader:
         canon = ".\n".join(parts).strip(_SPACE)
         if "\n\n" in canon or " \n" in canon or "\n " in canon or "\t" in canon:
             return False
-        if corrections.any_candidate(canon):
+        if cues.any_candidate(canon):
             return False             # a correction line may read as a fact: piece by piece
         lines = canon.split("\n")
         facts = parse_fact_block(lines, self._line + 1)
@@ -469,7 +469,7 @@ class FactReader:
         for u in unparsed:
             own = _SERIAL.match(u.text)
             by_line[u.line] = Report(UNPARSED, u.line, u.text, u.reason, _shown(own))
-        if any(map(corrections.any_candidate, pieces)):
+        if any(map(cues.any_candidate, pieces)):
             by_line.update(read_corrections(pieces, first))
         for number in range(first, first + len(pieces)):
             item = by_line[number]
@@ -522,12 +522,12 @@ def read_corrections(pieces: list[str], first: int) -> dict[int, Correction | Re
     that reads as no correction is left as the fact grammar read it."""
     out: dict[int, Correction | Report] = {}
     for number, piece in enumerate(pieces, first):
-        if not corrections.candidate(piece):
+        if not cues.candidate(piece):
             continue
         found = corrections.read(piece, number)
         if isinstance(found, Correction):
             out[number] = found
-        elif corrections.cued(piece):
+        elif cues.cued(piece):
             out[number] = Report(UNPARSED, number, piece, found.reason,
                                  _shown(_SERIAL.match(piece)))
     return out

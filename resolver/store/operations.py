@@ -18,9 +18,9 @@ from resolver.store.fact_store import FactStore, norm
 from resolver.store.provenance import (ACCEPT, CONTEST, CONTESTED, NOOP, OPERATIONS, REJECT,
                                        RESOLVE, REVOKE, Version, show_key)
 from resolver.text.corrections import (CHECK, CONTRADICT, EARLIER, MOVE, REPORT, RETRACT, UPDATE,
-                                       Correction, any_candidate, candidate_lines, cued,
-                                       read_sentence)
+                                       Correction, read_sentence)
 from resolver.text.corrections import read as read_correction
+from resolver.text.cues import any_candidate, candidate_lines, cued
 from resolver.text.facts import BOM, Fact, ParseResult, UnparsedLine
 
 if TYPE_CHECKING:

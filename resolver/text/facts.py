@@ -421,7 +421,7 @@ def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (
         # A correction line with a serial of its own ("5. The report that ... was an
         # error.") reads as a fact too; it is no fact (store/operations.read_context takes it
         # out), so its serial is not one of the facts' (checked again without such lines).
-        from resolver.text.corrections import candidate_lines, cued
+        from resolver.text.cues import candidate_lines, cued
         lines = source
         cues = {i + 1 for i in candidate_lines(text) if cued(lines[i])}
         if not cues:
