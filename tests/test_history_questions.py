@@ -185,3 +185,18 @@ def test_plain_mode_reads_history_too(memory):
         assert prediction.answer == "Google"
         assert prediction.to_json()["history"]["kind"] == PREVIOUS
         assert prediction.to_json()["winner"]["hops"][0]["version"] == 1
+
+
+def test_the_guides_examples_print_what_it_shows(capsys):
+    """docs/history.md: each Python example followed by "prints" prints exactly the text shown
+    (tests/test_docs.py runs every block; this checks their output)."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "history.md").read_text("utf-8")
+    pairs = re.findall(r"^```python\n(.*?)^```\n\nprints\n\n```text\n(.*?)^```", page,
+                       re.S | re.M)
+    assert len(pairs) == 3
+    for code, shown in pairs:
+        exec(compile(code, "docs/history.md", "exec"), {})
+        assert capsys.readouterr().out == shown
