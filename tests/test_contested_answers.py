@@ -159,3 +159,30 @@ def test_explain_shows_the_contest_and_the_history_a_trace_records(tmp_path):
     assert ("contested: hop 1 reads Tim Cook / employer, 'Google' taken against 'Microsoft' "
             "(the ledger holds them open until a check or a resolve)") in " ".join(
                 result.output.split())          # wrapped at the terminal's width
+
+
+def test_factres_memory_ask_says_contested_and_which_version_a_history_cue_read(tmp_path):
+    from click.testing import CliRunner
+
+    from resolver.cli import main
+
+    db = tmp_path / "agent.db"
+    with Memory.open(db) as m:
+        m.ingest(FACTS)
+        m.flush()
+        m.ledger.contest(EMPLOYER, "Microsoft", _report(5, "Report: Tim Cook is employed by "
+                                                           "Microsoft."))
+    ask = CliRunner().invoke(main, ["memory", "ask", str(db), "Who is Tim Cook employed by?"],
+                             catch_exceptions=False)
+    assert ask.exit_code == 0, ask.output
+    assert ask.output.splitlines()[:3] == [
+        "Google",
+        "confidence: low (contested at hop 1: Tim Cook / employer is 'Google', against "
+        "'Microsoft')",
+        "contested, against: Microsoft"]
+    ask = CliRunner().invoke(main, ["memory", "ask", str(db), "Who was Tim Cook employed by "
+                                    "as of serial 3?"], catch_exceptions=False)
+    assert ask.output.splitlines()[0] == "Apple"
+    assert ask.output.splitlines()[2] == ("history (as of serial 3): hop 1 (Tim Cook / employer) "
+                                          "read version 2 (serial 3, line 5), not the head "
+                                          "(serial 4)")
