@@ -138,56 +138,51 @@ def _rng(seed: int, probe: str, size: int) -> random.Random:
     return random.Random(f"{seed}:{probe}:{size}")
 
 
-def revision_cases(seed: int = SEED, n: int = N, moves: int = 1) -> list[Case]:
+def _cases(probe: str, size: int, seed: int, n: int, make) -> list[Case]:
+    """n cases of one cell: `make(draw, rng, index)` makes each from its own draw."""
     objects, receptacles = vocabulary()
-    rng = _rng(seed, "revision", moves)
-    cases = []
-    for i in range(n):
-        draw = _Draw(rng, objects, receptacles)
+    rng = _rng(seed, probe, size)
+    return [make(_Draw(rng, objects, receptacles), rng, i) for i in range(n)]
+
+
+def revision_cases(seed: int = SEED, n: int = N, moves: int = 1) -> list[Case]:
+    def make(draw: _Draw, rng, i: int) -> Case:
         target = draw.thing()
         own = draw.chain(target, moves)
         others = [draw.chain(draw.thing(), moves) for _ in range(DISTRACTOR_CHAINS)]
         gold = own[-1].rsplit(" to ", 1)[1].rstrip(".") if moves else \
             own[0].rsplit(" in ", 1)[1].rstrip(".")
-        cases.append(Case("revision", moves, i, target, tuple(draw.interleave([own] + others)),
-                          QUESTION.format(obj=target), gold))
-    return cases
+        return Case("revision", moves, i, target, tuple(draw.interleave([own] + others)),
+                    QUESTION.format(obj=target), gold)
+    return _cases("revision", moves, seed, n, make)
 
 
 def retraction_cases(seed: int = SEED, n: int = N, distractors: int = 0) -> list[Case]:
-    objects, receptacles = vocabulary()
-    rng = _rng(seed, "retraction", distractors)
-    cases = []
-    for i in range(n):
-        draw = _Draw(rng, objects, receptacles)
+    def make(draw: _Draw, rng, i: int) -> Case:
         target = draw.thing()
         v1 = draw.place()
         v2 = draw.place((v1,))
         lines = [OBSERVED.format(obj=target, loc=v1), MOVED.format(obj=target, a=v1, b=v2)]
         lines += draw.distractors(distractors)
         lines.append(RETRACT.format(obj=target, loc=v2))
-        cases.append(Case("retraction", distractors, i, target, tuple(lines),
-                          QUESTION.format(obj=target), v1, wrong=v2))
-    return cases
+        return Case("retraction", distractors, i, target, tuple(lines),
+                    QUESTION.format(obj=target), v1, wrong=v2)
+    return _cases("retraction", distractors, seed, n, make)
 
 
 def conflict_cases(seed: int = SEED, n: int = N,
                    distractors: int = CONFLICT_DISTRACTORS) -> list[Case]:
-    objects, receptacles = vocabulary()
-    rng = _rng(seed, "conflict", distractors)
-    cases = []
-    for i in range(n):
-        draw = _Draw(rng, objects, receptacles)
+    def make(draw: _Draw, rng, i: int) -> Case:
         target = draw.thing()
         a = draw.place()
         b = draw.place((a,))
         settled = rng.choice((a, b))
         lines = [REPORT.format(obj=target, loc=a), REPORT.format(obj=target, loc=b)]
         lines += draw.distractors(distractors)
-        cases.append(Case("conflict", distractors, i, target, tuple(lines),
-                          QUESTION.format(obj=target), settled, reported=(a, b),
-                          check=CHECK.format(obj=target, loc=settled)))
-    return cases
+        return Case("conflict", distractors, i, target, tuple(lines),
+                    QUESTION.format(obj=target), settled, reported=(a, b),
+                    check=CHECK.format(obj=target, loc=settled))
+    return _cases("conflict", distractors, seed, n, make)
 
 
 def generate(seed: int = SEED, n: int = N) -> dict[str, dict[int, list[Case]]]:
@@ -265,20 +260,19 @@ def measure(sets) -> dict:
     out: dict = {"revision": {}, "retraction": {}, "conflict": {}, "reports": Counter(),
                  "lines": 0}
 
-    def note(case: Case, outcome: Outcome) -> None:
-        out["lines"] += len(case.lines) + (1 if case.check else 0)
-        out["reports"].update(outcome.reports)
+    def run(cases: list[Case]) -> list[Outcome]:
+        outcomes = [run_case(c) for c in cases]
+        for case, outcome in zip(cases, outcomes):
+            out["lines"] += len(case.lines) + (1 if case.check else 0)
+            out["reports"].update(outcome.reports)
+        return outcomes
 
     for moves, cases in sets["revision"].items():
-        outcomes = [run_case(c) for c in cases]
-        for c, o in zip(cases, outcomes):
-            note(c, o)
+        outcomes = run(cases)
         out["revision"][moves] = {"accuracy": _pct(sum(o.right for o in outcomes), len(cases)),
                                   "n": len(cases)}
     for d, cases in sets["retraction"].items():
-        outcomes = [run_case(c) for c in cases]
-        for c, o in zip(cases, outcomes):
-            note(c, o)
+        outcomes = run(cases)
         n = len(cases)
         out["retraction"][d] = {
             "recovered": _pct(sum(o.right for o in outcomes), n),
@@ -288,9 +282,7 @@ def measure(sets) -> dict:
                                     for c, o in zip(cases, outcomes)), n),
             "n": n}
     for d, cases in sets["conflict"].items():
-        outcomes = [run_case(c) for c in cases]
-        for c, o in zip(cases, outcomes):
-            note(c, o)
+        outcomes = run(cases)
         n = len(cases)
         out["conflict"][d] = {
             "records both": _pct(sum(all(any(_same(v, r) for v in o.kept) for r in c.reported)

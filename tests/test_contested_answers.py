@@ -89,32 +89,33 @@ def test_an_accept_that_outranks_the_contest_ends_it():
     assert (answer.text, answer.contested) == ("IBM", False)
 
 
+def _ask_server(folder):
+    """(answer, factres field) of the named memory `agent` in `folder`, asked through a server
+    started for the question, with the `openai` client."""
+    with serving(ServeConfig(port=0, store=str(folder))) as url:
+        api = OpenAI(base_url=f"{url}/memories/agent", api_key="sk-anything")
+        reply = api.chat.completions.create(
+            model="factres", messages=[{"role": "user", "content": "Who is Tim Cook employed "
+                                                                  "by?"}])
+    return reply.choices[0].message.content, reply.model_extra["factres"]
+
+
 def test_the_servers_factres_field_carries_the_flag(tmp_path):
     with Memory.open(tmp_path / "agent.db") as m:
         m.ingest(FACTS)
         m.flush()
         m.ledger.contest(EMPLOYER, "Microsoft", _report(5, "Report: Tim Cook is employed by "
                                                            "Microsoft."))
-    with serving(ServeConfig(port=0, store=str(tmp_path))) as url:
-        api = OpenAI(base_url=f"{url}/memories/agent", api_key="sk-anything")
-        reply = api.chat.completions.create(
-            model="factres", messages=[{"role": "user", "content": "Who is Tim Cook employed "
-                                                                  "by?"}])
-        extra = reply.model_extra["factres"]
-    assert reply.choices[0].message.content == "Google"
+    text, extra = _ask_server(tmp_path)
+    assert text == "Google"
     assert (extra["contested"], extra["alternatives"]) == (True, ["Microsoft"])
     assert extra["confidence"]["label"] == "low"
     assert extra["confidence"]["reasons"][-1].startswith("contested at hop 1: Tim Cook / "
                                                           "employer")
     with Memory.open(tmp_path / "agent.db") as m:
         m.ledger.resolve(EMPLOYER, "Google")
-    with serving(ServeConfig(port=0, store=str(tmp_path))) as url:
-        api = OpenAI(base_url=f"{url}/memories/agent", api_key="sk-anything")
-        reply = api.chat.completions.create(
-            model="factres", messages=[{"role": "user", "content": "Who is Tim Cook employed "
-                                                                  "by?"}])
-    extra = reply.model_extra["factres"]
-    assert (extra["contested"], extra["alternatives"], extra["confidence"]["label"]) == (
+    text, extra = _ask_server(tmp_path)
+    assert text == "Google" and (extra["contested"], extra["alternatives"], extra["confidence"]["label"]) == (
         False, [], "high")
 
 

@@ -379,21 +379,14 @@ def check_figures(refs: References, shown: str, transcription: Path | None) -> N
     "not reported"), no cell more or less. An InputError names the entry, the figure and both
     values."""
     def refuse(e: Reference, message: str) -> InputError:
-        return InputError(f"entry {e.id!r} is marked checked, but {message}", path=shown,
-                          expected="a checked entry's figures as its quote and the "
-                          "transcription give them (or checked: false)")
+        return _refusal(f"entry {e.id!r}", message, shown)
     table = _tables(transcription.read_text("utf-8")) if transcription is not None else None
     for e in refs.references:
         if not e.checked:
             continue
         figures = e.figures()
         if e.quote is not None:
-            numbers = set(_NUMBER.findall(e.quote))
-            for key, value in figures.items():
-                text = figure_text(value)
-                if text is not None and text not in numbers:
-                    raise refuse(e, f"its figure {key} is {text}, which its quote does not "
-                                 f"give (numbers there: {', '.join(sorted(numbers)) or 'none'})")
+            _check_quote(e.quote, figures, lambda m: refuse(e, m), quoted=str)
         if e.row is None or table is None:
             continue
         cells = table.get(e.row)
@@ -406,11 +399,33 @@ def check_figures(refs: References, shown: str, transcription: Path | None) -> N
                              "such column" if key not in cells else ", which the transcription's "
                              "row has, and it does not"))
             cell, value = cells[key], figures[key]
-            same = value == NOT_REPORTED if cell in DASHES else figure_text(value) == cell
-            if not same:
+            if not _same_cell(value, cell):
                 raise refuse(e, f"its figure {key} is {figure_text(value) or value}, and the "
                              f"transcription's row {e.row!r} has "
                              + (cell if cell else "an empty cell"))
+
+
+def _refusal(entry: str, message: str, shown: str) -> InputError:
+    return InputError(f"{entry} is marked checked, but {message}", path=shown,
+                      expected="a checked entry's figures as its quote and the transcription "
+                      "give them (or checked: false)")
+
+
+def _check_quote(quote: str, figures: dict, refuse, quoted) -> None:
+    """Each figure is a number the quoted passage gives; `refuse(message)` makes the error,
+    `quoted` shows a figure's key in it."""
+    numbers = set(_NUMBER.findall(quote))
+    for key, value in figures.items():
+        text = figure_text(value)
+        if text is not None and text not in numbers:
+            raise refuse(f"its figure {quoted(key)} is {text}, which its quote does not give "
+                         f"(numbers there: {', '.join(sorted(numbers)) or 'none'})")
+
+
+def _same_cell(value, cell: str) -> bool:
+    """Whether a figure is the transcription's cell as printed (a dash or an empty cell: "not
+    reported")."""
+    return value == NOT_REPORTED if cell in DASHES else figure_text(value) == cell
 
 
 def _titled_tables(text: str) -> dict[str, tuple[list[str], list[list[str]]]]:
@@ -464,20 +479,13 @@ def check_probes(refs: References, shown: str, transcription: Path | None) -> No
     transcription is here, a table's arm has exactly the figure cells of its column or row
     there, each as printed."""
     def refuse(p: Probe, message: str) -> InputError:
-        return InputError(f"probe entry {p.id!r} is marked checked, but {message}", path=shown,
-                          expected="a checked entry's figures as its quote and the "
-                          "transcription give them (or checked: false)")
+        return _refusal(f"probe entry {p.id!r}", message, shown)
     cells = probe_cells(transcription.read_text("utf-8")) if transcription is not None else None
     for p in refs.probes:
         if not p.checked:
             continue
         if p.quote is not None:
-            numbers = set(_NUMBER.findall(p.quote))
-            for key, value in p.figures.items():
-                text = figure_text(value)
-                if text is not None and text not in numbers:
-                    raise refuse(p, f"its figure {key!r} is {text}, which its quote does not "
-                                 f"give (numbers there: {', '.join(sorted(numbers)) or 'none'})")
+            _check_quote(p.quote, p.figures, lambda m: refuse(p, m), quoted=repr)
             continue
         if cells is None:
             continue
@@ -491,8 +499,7 @@ def check_probes(refs: References, shown: str, transcription: Path | None) -> No
                     f" and {p.table}'s {p.axis} has no such cell" if key not in theirs else
                     f", which {p.table}'s {p.axis} has, and it does not"))
             cell, value = theirs[key], p.figures[key]
-            same = value == NOT_REPORTED if cell in DASHES else figure_text(value) == cell
-            if not same:
+            if not _same_cell(value, cell):
                 raise refuse(p, f"its figure {key!r} is {figure_text(value) or value}, and "
                              f"{p.table} has " + (cell if cell else "an empty cell"))
 
