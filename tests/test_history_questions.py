@@ -200,3 +200,17 @@ def test_the_guides_examples_print_what_it_shows(capsys):
     for code, shown in pairs:
         exec(compile(code, "docs/history.md", "exec"), {})
         assert capsys.readouterr().out == shown
+
+
+def test_a_cue_naming_no_hop_of_a_multi_hop_path_is_unplaced_and_one_hop_takes_it(memory):
+    # the cue's nearest relation cue ("author") is not on the path: never a confident value
+    answer = memory.query("What is the capital of the country Kari Holm is a citizen of, "
+                          "previously the author?")
+    assert answer.text == "Nyby" and answer.confidence.label in ("low", "none")
+    assert answer.history.placed is False
+    assert answer.confidence.reasons[-1] == ("history cue 'previously' names no hop of the "
+                                             "path (citizenship > capital); the current value "
+                                             "is given")
+    # a single-hop path has one key whose history the cue can ask for
+    one = memory.query("Who is the employer of Tim Cook, previously the author?")
+    assert (one.text, one.history.hops) == ("Google", (1,))

@@ -118,9 +118,11 @@ def _none(cue: HistoryCue, wanted: tuple[int, ...], why: str) -> HistoryAnswer:
 
 
 def _hop_named(cue: HistoryCue, hops: tuple[Hop, ...], terms) -> int | None:
-    """The hop (1-based) the cue names: the first whose cue term is one of the relation cues
-    the cue names (a path's first terms are its hops', in order); a single hop when the cue
-    names none; else, the first hop over a relation it names."""
+    """The hop (1-based) the cue names: a single-hop path's one hop; else the first hop whose
+    cue term is one of the relation cues the cue names (a path's first terms are its hops', in
+    order), else the first hop over a relation it names."""
+    if len(hops) == 1:
+        return 1
     named = set(cue.names)
     for at, (hop, (term, _)) in enumerate(zip(hops, terms), 1):
         if term.startswith("cue:"):
@@ -131,7 +133,7 @@ def _hop_named(cue: HistoryCue, hops: tuple[Hop, ...], terms) -> int | None:
     for at, hop in enumerate(hops, 1):
         if hop.relation in relations:
             return at
-    return 1 if len(hops) == 1 and not cue.names else None
+    return None
 
 
 def _previous(every: list[Hop]) -> Hop | None:
