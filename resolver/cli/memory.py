@@ -152,6 +152,12 @@ def ask_command(db: str, question: str, plans: tuple[str, ...], mode: str,
                else f"(no answer: {escape.terminal(answer.reason)})")
     reasons = "; ".join(answer.confidence.reasons)
     click.echo(f"confidence: {answer.confidence.label}" + (f" ({reasons})" if reasons else ""))
+    if answer.contested:                 # issue 32: the values the ledger holds open beside it
+        click.echo("contested, against: " + ", ".join(escape.terminal(v)
+                                                      for v in answer.alternatives))
+    if answer.history is not None:       # which versions a history cue read
+        click.echo(f"history ({escape.terminal(answer.history.cue)}): "
+                   f"{escape.terminal(answer.history.note)}")
     for hop in answer.path:
         click.echo(f"  {escape.terminal(hop.subject)} / {hop.relation} -> "
                    f"{escape.terminal(hop.object)}  (serial {hop.serial}, line {hop.line}, "

@@ -49,6 +49,9 @@ from resolver.memory.stream import PASSED_KINDS, UNPARSED, FactReader, Report
 from resolver.plan.planning import LIVE_SETS, compile_live
 from resolver.search.candidates import Hop
 from resolver.search.confidence import NONE, Confidence, abstention, below, rank
+from resolver.search.contested import Contest
+from resolver.search.contested import alternatives as contested_values
+from resolver.search.history import HistoryRead
 from resolver.search.resolve import Prediction, resolve_question, resolve_question_plain
 from resolver.store.fact_store import FactStore, norm
 from resolver.store.provenance import ACCEPT, Ledger, Operation, Version, show_key
@@ -101,7 +104,10 @@ class IngestResult:
 @dataclass(frozen=True)
 class Answer:
     """A memory's answer: the string, why it is empty, how sure it is, and the winning path
-    (each hop's serial, line and ledger status) with its score terms."""
+    (each hop's serial, line and ledger status) with its score terms. `contested`: the path
+    reads a cell whose competing values the ledger holds open (`alternatives`, `contests`; the
+    confidence is then at most "low"); `history`: what a history cue of the question read
+    ("previous", "as of serial N": which versions; docs/history.md)."""
     text: str                               # the answer ("" when none)
     question: str                           # the question found in the prompt
     reason: str = ""                        # why `text` is empty, else ""
@@ -110,13 +116,28 @@ class Answer:
     score: float | None = None              # the winner's score (None: no winner)
     terms: tuple[tuple[str, float], ...] = ()   # its parts
     prediction: Prediction | None = None    # what a run records (traces.jsonl) for it
+    contests: tuple[Contest, ...] = ()      # the contested cells the path reads, in path order
+    history: HistoryRead | None = None      # what a history cue read (None: no cue)
+
+    @property
+    def contested(self) -> bool:
+        """Whether the path reads a contested cell (until a check or a resolve settles it)."""
+        return bool(self.contests)
+
+    @property
+    def alternatives(self) -> tuple[str, ...]:
+        """The values that compete with the ones the path took, in path order, each once."""
+        return contested_values(self.contests)
 
     def to_json(self) -> dict:
         return {"text": self.text, "question": self.question, "reason": self.reason,
                 "confidence": self.confidence.to_json(),
                 "path": [h.to_json() for h in self.path],
                 "score": None if self.score is None else round(self.score, 6),
-                "terms": [[k, round(v, 6)] for k, v in self.terms]}
+                "terms": [[k, round(v, 6)] for k, v in self.terms],
+                "contested": self.contested, "alternatives": list(self.alternatives),
+                "contests": [c.to_json() for c in self.contests],
+                "history": None if self.history is None else self.history.to_json()}
 
 
 def _text_of(chunk) -> str:
@@ -782,7 +803,8 @@ def _answer(prediction: Prediction, abstain_below: str | None) -> Answer:
         text, reason = "", abstention(confidence, abstain_below)
     return Answer(text, prediction.question, reason, confidence,
                   winner.hops if winner else (), winner.score if winner else None,
-                  winner.terms if winner else (), prediction)
+                  winner.terms if winner else (), prediction, prediction.contests,
+                  prediction.history)
 
 
 def _complete_utf8(data: bytes) -> int:
