@@ -215,3 +215,25 @@ def test_instruction_lines_through_the_server(open_server):
                               "(\"Here is a list of facts:\") and no memorize frame before its "
                               "first numbered fact (serial 12042), which follows 'You are a "
                               "helpful assistant.'")
+
+
+def test_small_framed_chunks_one_per_message():
+    """One message per 16-token chunk, each in its memorize frame (audit E's E20): the first
+    frame holds only the header and "0.", and no later frame's serial is read before "8.".
+    Whole: no warning; without the first frames (a cut): warned."""
+    from conftest import bundled_context
+    context = bundled_context("6k")
+    frames = [harness.frame_chunk(c) for c in harness.chunk_context(context, 16)]
+    assert frames[0] == harness.frame_chunk("Here is a list of facts:\n0.")
+
+    def messages(chunks):
+        out = [{"role": "system", "content": "You are a helpful assistant."}]
+        for chunk in chunks:
+            out += [{"role": "user", "content": chunk},
+                    {"role": "assistant", "content": "I have learned the facts."}]
+        return out + [{"role": "user", "content": harness.prompt(QUESTION)}]
+
+    assert _warnings(messages(frames)) == []
+    (warning,) = _warnings(messages(frames[20:]))
+    assert warning.startswith("the memory part starts inside the fact list: its first memorize "
+                              "frame opens at serial ")

@@ -53,15 +53,23 @@ def cut_warnings(pieces) -> list[str]:
         if fact is None:
             if "\n" not in head and len(head) == SCAN:
                 return []       # no line break and no fact in the scanned start: not a list
-            if _OPENING.search(head):
+            if _OPENING.search(_unframed(head)):
                 return []       # a small chunk that opens the list: "Here is a list of facts:
-                                # 0." (one message per 16-token chunk, audit E's E20)
+                                # 0." (one message per 16-token chunk, audit E's E20), framed
+                                # or not
             continue            # no fact in this message (a system prompt): the next one
         before = head[:fact.start()]
         if HEADER.search(before) is not None or int(fact[1]) <= LIST_START:
             return []           # the list opens here: nothing of it was lost
         return [_warning(before, fact[1])]
     return []
+
+
+def _unframed(text: str) -> str:
+    """`text` without the acknowledgement that closes a memorize frame, if it ends with one."""
+    text = text.rstrip()
+    ack = harness.FRAME_ACKNOWLEDGEMENT
+    return text[:-len(ack)] if text.endswith(ack) else text
 
 
 def _warning(before: str, serial: str) -> str:
