@@ -124,7 +124,7 @@ def execute(config: RunConfig | None = None, *, results_dir: str | Path | None =
             `<split>-<sizes>-<mode>-<hash>`.
         use_cache: read and write the parse cache (`$FACTRES_CACHE`).
         label: the run's label, its rows' name in the paper tables and `factres runs`
-            (`factres run --name`); default "factres <mode>".
+            (`factres run --name`); default `"factres <mode>"`.
 
     Returns:
         The `Run`: `run_id`, `path` (the finished folder), `meta`, `metrics`, `predictions`

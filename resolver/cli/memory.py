@@ -263,8 +263,9 @@ def _shown(number: int | None) -> str:
 @_json_option("the counts")
 @library_errors
 def info_command(db: str, as_json: bool) -> None:
-    """Print what the memory DB holds: facts (committed and provisional), keys, versions,
-    operations by kind, characters pending, commits, the text ingested and the file's size
+    """Print what the memory DB holds: facts (committed, and provisional: the last fact a
+    query reads while more text may extend it), keys, versions, operations by kind (counting
+    what a query reads), characters pending, commits, the text ingested and the file's size
     (with its -wal and -shm files) and schema version.
 
     Example: factres memory info memory.db

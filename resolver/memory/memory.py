@@ -405,16 +405,38 @@ class Memory:
     def info(self) -> dict:
         """What the memory holds: facts committed and provisional, keys, operations by kind,
         characters pending; for a memory kept in a file also its path, size in bytes (with the
-        -wal and -shm files), schema version and commits (`Record.info`)."""
+        -wal and -shm files), schema version and commits (`Record.info`). The counts are what
+        a query reads: the tail's facts, as a query reads them provisionally, whether or not
+        one was asked (verification U17: before, "0 provisional" until something was asked);
+        info itself changes nothing."""
         with self._lock:
             self._usable(write=False)
             ledger = self._store.ledger
+            extra, keys = self._unviewed()
+            counts = ledger.operation_counts()
+            if extra:
+                counts[ACCEPT] = counts.get(ACCEPT, 0) + extra
             return {**self._record.info(),
                     "facts": len(self._store) - len(self._provisional),
-                    "provisional": len(self._provisional), "keys": ledger.key_count,
-                    "versions": len(ledger), "operations": ledger.logged,
-                    "operations_by_kind": dict(sorted(ledger.operation_counts().items())),
+                    "provisional": len(self._provisional) + extra,
+                    "keys": ledger.key_count + keys, "versions": len(ledger) + extra,
+                    "operations": ledger.logged + extra,
+                    "operations_by_kind": dict(sorted(counts.items())),
                     "pending": len(self._reader.tail)}
+
+    def _unviewed(self) -> tuple[int, int]:
+        """(facts, new keys) that a query's view of the tail (`_view`) would add to the store
+        now: each fact one accept, one version. When the tail changed under a provisional
+        fact, the view is taken, as a query takes it (rare: see `_take_back`)."""
+        if self._viewed:
+            return 0, 0
+        wanted, have = self._reader.provisional(), self._provisional
+        if wanted[:len(have)] != have:
+            self._view()
+            return 0, 0
+        ledger = self._store.ledger
+        keys = {(norm(f.subject), f.relation) for f in wanted[len(have):]}
+        return len(wanted) - len(have), sum(1 for key in keys if not ledger.history(key))
 
     def text(self) -> str:
         """The text ingested so far, every chunk joined in arrival order, as the file keeps it
