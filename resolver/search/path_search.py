@@ -386,9 +386,14 @@ def fits_type(c: Candidate) -> bool:
 
 
 def _fits(terms: tuple[tuple[str, float], ...]) -> bool:
-    keys = [k for k, _ in terms]
-    return any(k.startswith("type:") for k in keys) or \
-        not any(k.startswith("type-mismatch:") for k in keys)
+    # a type term, else no type-mismatch term (one pass: the search asks it of every path)
+    mismatch = False
+    for key, _ in terms:
+        if key.startswith("type"):
+            if key.startswith("type:"):
+                return True
+            mismatch = mismatch or key.startswith("type-mismatch:")
+    return not mismatch
 
 
 def _order_key(c: Candidate):
