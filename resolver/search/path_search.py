@@ -159,10 +159,14 @@ def _restating(reading: Reading, relations: tuple[str, ...]) -> set[CueSpan]:
     template words ("the headquarters ... are located": "located" is the headquarters
     template's word): they neither explain another hop nor count as unexplained."""
     out = set()
+    distinct = set(relations)
+    tokens = reading.tokens
     for span in reading.spans:
-        words = reading.tokens[span.start:span.end]
-        if any(r != span.relation and restates(words, r) for r in set(relations)):
-            out.add(span)
+        others = [r for r in distinct if r != span.relation]
+        if others:
+            words = tokens[span.start:span.end]
+            if any(restates(words, r) for r in others):
+                out.add(span)
     return out
 
 
@@ -421,6 +425,16 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
     memo: dict = {}
     walked: dict = {}
     agreeing: dict[tuple[str, tuple[str, ...]], list[tuple[str, float]]] = {}
+    # The plans whose entity is a base, in the plans' order: only they can agree with a path
+    # from it (`_plan_terms` is empty for the others).
+    by_base: dict[str, list[Plan]] = {}
+
+    def _plans_of(base: str) -> list[Plan]:
+        found = by_base.get(base)
+        if found is None:
+            key = norm(base)
+            found = by_base[base] = [p for _, p in plans if norm(p.entity) == key]
+        return found
 
     def best_for(paths: list[_Path], own: tuple[str, Plan] | None) -> Candidate | None:
         best = best_key = None
@@ -434,7 +448,8 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
                 key = (path.base, path.relations)
                 priors = agreeing.get(key)
                 if priors is None:
-                    priors = agreeing[key] = [t for _, p in plans for t in _plan_terms(p, path)]
+                    priors = agreeing[key] = [t for p in _plans_of(path.base)
+                                              for t in _plan_terms(p, path)]
                 if priors:
                     top = max(priors, key=lambda t: t[1])
                     total += top[1]
