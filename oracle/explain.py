@@ -1,6 +1,8 @@
 """`factres explain RUN QID ...`: why a question of a run got its answer.
 
-For each question: its confidence label and the reasons for it (runs made since issue 20), how
+For each question: its confidence label and the reasons for it (runs made since issue 20), the
+contested cells its winning path reads and what a history cue of the question read (issue 32:
+in the trace only when there are some), how
 the current reader reads it (base entities, cue spans with their
 relations and weights, the asked type), the winning path hop by hop (subject, relation, object,
 serial, fact line, version rank, ledger status, versions passed over), the best rival paths
@@ -89,6 +91,10 @@ def _explain_one(run_name, kind, meta, row, trace, question, dataset: Dataset, g
     if kind == RESOLVER_KIND:
         out.update(_candidates_json(trace, golds))
         out["not_in_store"] = _hops_not_in_store(trace, store)
+        # what the ledger added (search.resolve's ledger_json): contested cells the winner
+        # reads, and what a history cue of the question read; empty for most questions
+        out["contests"] = (trace or {}).get("contests", [])
+        out["history"] = (trace or {}).get("history")
     if scored:
         out["gold_paths"] = _gold_paths_json(qp, store)
         out["prediction_on_gold_paths"] = _prediction_on_paths(out["prediction"], qp, store)
@@ -255,6 +261,14 @@ def _render_one(e: dict) -> str:
         c = e["confidence"]
         lines += _wrap(f"confidence: {c['label']}"
                        + (f" ({'; '.join(c['reasons'])})" if c["reasons"] else ""), "")
+    for c in e.get("contests") or []:
+        lines += _wrap(f"contested: hop {c['hop']} reads {c['subject']} / {c['relation']}, "
+                       f"{c['taken']!r} taken against " + ", ".join(
+                           repr(v) for v in c["alternatives"])
+                       + " (the ledger holds them open until a check or a resolve)", "")
+    if e.get("history"):
+        h = e["history"]
+        lines += _wrap(f"history cue {h['cue']!r} ({h['kind']}): {h['note']}", "")
     lines += ["", "Reading (the current reader)"]
     lines += _render_reading(e["reading"])
     if e["kind"] == RESOLVER_KIND and e.get("mode") == "plain":

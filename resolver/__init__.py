@@ -36,8 +36,9 @@ from resolver._version import __version__
 # The public names, in resolver.api's order; kept here so that `dir(resolver)` and `from
 # resolver import *` import nothing until a name is used (a test keeps it equal to api.__all__).
 __all__ = [
-    "Answer", "Comparison", "Dataset", "FactresError", "Gold", "IngestResult", "InputError",
-    "Memory", "MemoryFileError", "MemoryLockedError", "PlanSet", "Prediction", "Question",
+    "Answer", "Applied", "Comparison", "Dataset", "FactresError", "Gold", "IngestResult",
+    "InputError", "Memory", "MemoryFileError", "MemoryLockedError", "PlanSet", "Prediction",
+    "ProvenanceError", "Question",
     "Run", "RunConfig", "RunFolder", "__version__", "bundled_path", "compare_runs", "execute",
     "harness", "live_plan_sets", "load", "plan_sets", "read_run", "resolve",
 ]

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Sequence
 
 from resolver._version import __version__
-from resolver.errors import FactresError, InputError, MemoryFileError, MemoryLockedError
+from resolver.errors import (FactresError, InputError, MemoryFileError, MemoryLockedError,
+                             ProvenanceError)
 from resolver.haystack import Dataset, Gold, Question, bundled_path, load
 from resolver.mab import harness
-from resolver.memory.memory import Answer, IngestResult, Memory
+from resolver.memory.memory import Answer, Applied, IngestResult, Memory
 from resolver.plan.planning import live_plan_sets
 from resolver.plan.plans import PlanSet
 from resolver.report.compare import Comparison, compare_runs
@@ -32,8 +33,9 @@ from resolver.run.runs import execute as _execute
 from resolver.search.resolve import Prediction, resolve_dataset
 
 __all__ = [
-    "Answer", "Comparison", "Dataset", "FactresError", "Gold", "IngestResult", "InputError",
-    "Memory", "MemoryFileError", "MemoryLockedError", "PlanSet", "Prediction", "Question",
+    "Answer", "Applied", "Comparison", "Dataset", "FactresError", "Gold", "IngestResult",
+    "InputError", "Memory", "MemoryFileError", "MemoryLockedError", "PlanSet", "Prediction",
+    "ProvenanceError", "Question",
     "Run", "RunConfig", "RunFolder", "__version__", "bundled_path", "compare_runs", "execute",
     "harness", "live_plan_sets", "load", "plan_sets", "read_run", "resolve",
 ]
@@ -122,7 +124,7 @@ def execute(config: RunConfig | None = None, *, results_dir: str | Path | None =
             `<split>-<sizes>-<mode>-<hash>`.
         use_cache: read and write the parse cache (`$FACTRES_CACHE`).
         label: the run's label, its rows' name in the paper tables and `factres runs`
-            (`factres run --name`); default "factres <mode>".
+            (`factres run --name`); default `"factres <mode>"`.
 
     Returns:
         The `Run`: `run_id`, `path` (the finished folder), `meta`, `metrics`, `predictions`

@@ -23,6 +23,7 @@ from typing import Iterable
 import resolver.hub as hub
 from resolver.errors import InputError, MissingExtraError
 from resolver.store.fact_store import FactStore
+from resolver.store.operations import read_context
 from resolver.strict_json import loads
 from resolver.text.facts import NOTE_CRLF, ParseResult
 
@@ -415,8 +416,10 @@ def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
                 except InputError as exc:
                     # a row's context line is not a line of the file: name the row too
                     raise (exc.at_row(number) if in_rows else exc) from None
-                haystacks[csha] = Haystack(csha, context, parsed, FactStore(parsed.facts),
-                                           path, number if in_rows else None)
+                # correction lines (issue 32) applied in place; any other context: its facts
+                parsed, store = read_context(parsed, context)
+                haystacks[csha] = Haystack(csha, context, parsed, store, path,
+                                           number if in_rows else None)
                 notes += [f"{path}: {n}" for n in parsed.notes]
             match = _SOURCE.search(row.source)
             kind = match["kind"] if match else "unknown"
@@ -480,6 +483,11 @@ def parse_report(path: str | Path, *, use_cache: bool = True) -> list[dict]:
             "header": parsed.has_header,
             "blank_lines": parsed.blank_lines,
             "facts": len(parsed.facts),
+            "corrections": len(parsed.corrections),
+            "corrections_by_operation": _by_operation(parsed.corrections),
+            "corrections_changing_nothing": [
+                {"line": a.line, "text": a.text, "note": a.note}
+                for a in parsed.corrections if a.note and not a.changed],
             "unparsed": len(parsed.unparsed),
             "unparsed_lines": [{"line": u.line, "text": u.text, "reason": u.reason}
                                for u in parsed.unparsed],
@@ -491,3 +499,12 @@ def parse_report(path: str | Path, *, use_cache: bool = True) -> list[dict]:
             "notes": list(parsed.notes) + (row_notes if not reports else []),
         })
     return reports
+
+
+def _by_operation(applied) -> dict[str, int]:
+    """How many ledger operations of each kind the context's corrections did, by name."""
+    counts: dict[str, int] = {}
+    for a in applied:
+        for op in a.operations:
+            counts[op] = counts.get(op, 0) + 1
+    return dict(sorted(counts.items()))

@@ -214,7 +214,9 @@ def test_6_names_cannot_inject_latex_or_markdown(tmp_path):
     tex = (out / "mab-fc.tex").read_text("utf-8")
     # every line is a comment, a rule or a row: none starts with the name's \input
     assert not any(line.startswith("\\input") for line in tex.splitlines())
-    assert "\\textbackslash{}input\\{/etc/hostname\\} 50\\% \\& \\$x\\$ \\#1 \\_a\\_ \\{b\\}" in tex
+    # the long name wraps in its column (page_fit.py): it may break after an underscore
+    assert "\\textbackslash{}input\\{/etc/hostname\\} 50\\% \\& \\$x\\$ \\#1 \\_a\\_ \\{b\\}" in \
+        tex.replace("\\allowbreak{}", "")
     assert "evil\\textbackslash{}n" in tex and "\\textbackslash{}x07" in tex
     assert "\\textbackslash{}u2028" in tex
     # the name's § is escaped text, not factres's superscript mark

@@ -502,3 +502,28 @@ def test_e59_out_empty_or_under_a_file_is_named(command, tmp_path, monkeypatch):
         assert result.output.endswith(f"\nError: {message}\n"), (value, result.output)
         assert "Traceback" not in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]     # nothing written
+
+
+RESULTS_COMMANDS = sorted(path for path, command in _commands(main)
+                          if any("--results-dir" in p.opts for p in command.params))
+
+
+@pytest.mark.parametrize("command", RESULTS_COMMANDS, ids=" ".join)
+def test_e59_results_dir_empty_or_under_a_file_is_named_as_out_is(command, tmp_path,
+                                                                   monkeypatch):
+    """Verification U: `--results-dir ''` was read as the default folder (`run` wrote into
+    ./factres-results), `--results-dir afile/x` listed nothing or said "Not a directory"."""
+    assert {"run", "runs", "tables", "compare", "oracle ceiling"} <= {" ".join(c)
+                                                                       for c in RESULTS_COMMANDS}
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FACTRES_RESULTS", raising=False)
+    (tmp_path / "afile").write_text("x")
+    empty = ("--results-dir is empty: name the results folder, or leave the option out for "
+             "$FACTRES_RESULTS, else ./factres-results")
+    for value, message in [("", empty), (" ", empty),
+                           ("afile/x", "--results-dir afile/x: afile is a file, not a folder"),
+                           ("afile", "--results-dir afile: afile is a file, not a folder")]:
+        result = invoke(*command, "--results-dir", value)
+        assert result.exit_code == 2, (value, result.output)
+        assert result.output.endswith(f"\nError: {message}\n"), (value, result.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]     # nothing written

@@ -74,6 +74,26 @@ Tim Cook / employer: 2 version(s), head: Google (active)
     assert "facts: 4 (and 0 provisional)\nkeys: 2\nversions: 4\n" in text
 
 
+def test_info_counts_what_a_query_reads_before_any_query(tmp_path):
+    """Verification U17: the last fact, with no line break after it, is read by a query
+    provisionally; info counts it before any query as after one, and saves nothing."""
+    path = tmp_path / "m.db"
+    result = invoke("memory", "ingest", path, "-", input=TEXT.rstrip("\n"))
+    assert "the memory holds 3 fact(s), 33 character(s) pending" in result.output
+    text = invoke("memory", "info", path).output
+    assert "facts: 3 (and 1 provisional)\nkeys: 2\nversions: 4\n" in text
+    assert "commits: 1 (text 1)" in text and "operations: 4 (accept 4)" in text
+    with Memory.open(path) as memory:
+        assert memory.info()["provisional"] == 1
+    for readonly in (True, False):
+        with Memory.open(path, readonly=readonly) as memory:
+            before = memory.info()
+            assert (before["facts"], before["provisional"], before["versions"]) == (3, 1, 4)
+            assert before["commits"] == 1                     # info saved nothing
+            assert memory.query("What is the capital of France?").text == "Lyon"
+            assert memory.info() == before
+
+
 def test_ingest_from_stdin_in_harness_chunks_and_flush(tmp_path):
     path = tmp_path / "m.db"
     result = invoke("memory", "ingest", path, "-", "--harness-chunks", "--tokens", "8",

@@ -1,6 +1,7 @@
 """The built CLI reference page (docs/cli.md through mkdocs-click) shows what `-h` shows: no
 `Sentinel.UNSET` default, and every placeholder of the help (`<results>`, `<run-id>`, ...)
-visible on the page, not swallowed by the browser as an unknown HTML tag. Runs where MkDocs is
+visible on the page, not swallowed by the browser as an unknown HTML tag; and no other page of
+the built site hides one either. Runs where MkDocs is
 installed (the docs extra; CI installs it before the tests)."""
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ class PageText(html.parser.HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
+def site(tmp_path_factory) -> Path:
     pytest.importorskip("mkdocs")
     pytest.importorskip("mkdocs_click")
     site = tmp_path_factory.mktemp("site")
@@ -60,9 +61,18 @@ def page(tmp_path_factory):
                            str(site)], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stderr
+    return site
+
+
+def read(html_file: Path) -> PageText:
     parser = PageText()
-    parser.feed((site / "cli" / "index.html").read_text(encoding="utf-8"))
+    parser.feed(html_file.read_text(encoding="utf-8"))
     return parser
+
+
+@pytest.fixture(scope="module")
+def page(site):
+    return read(site / "cli" / "index.html")
 
 
 def test_no_sentinel_default(page):
@@ -72,6 +82,19 @@ def test_no_sentinel_default(page):
 
 def test_no_placeholder_becomes_a_tag(page):
     assert page.tags <= HTML_TAGS, sorted(page.tags - HTML_TAGS)
+
+
+def test_no_page_of_the_site_hides_a_placeholder(site):
+    """Verification U29: a placeholder written outside a code span ("factres <mode>" in a
+    docstring, "<serial>. " in a guide page) became a tag the browser hides."""
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 20
+    hidden = {str(p.relative_to(site)): sorted(read(p).tags - HTML_TAGS) for p in pages}
+    assert {p: tags for p, tags in hidden.items() if tags} == {}
+    shown = {name: " ".join(read(site / name / "index.html").text)
+             for name in ("api", "parsing")}
+    assert '"factres <mode>"' in shown["api"]
+    assert '"<serial>. "' in shown["parsing"]
 
 
 def test_every_placeholder_of_the_help_is_on_the_page(page):

@@ -7,6 +7,7 @@ need a model or a long-running server are left out, and their help says so. The 
 from __future__ import annotations
 
 import glob
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -55,6 +56,18 @@ def test_every_command_ends_its_help_with_an_example():
 @pytest.mark.parametrize("name", sorted(NEEDS))
 def test_the_examples_left_out_say_what_they_need(name):
     assert NEEDS[name] in " ".join(COMMANDS[name].help.split())
+
+
+def test_the_serve_example_names_a_config_that_keeps_the_whole_context():
+    """Verification U42: the example served `gpt-4o-mini`, a 128K config the guide says cuts
+    the 262K context; the guide's rule line links the section on named memories."""
+    guide = (ROOT / "docs" / "server.md").read_text("utf-8")
+    models = example(COMMANDS["serve"]).split("--models ")[1].split()[0]
+    cut = re.search(r"`gpt-4o-mini` and `gpt-4o`\s+have 128K", guide)
+    assert cut and models not in ("gpt-4o-mini", "gpt-4o")
+    assert f"`{models}` (1M tokens)" in guide
+    assert "[Named memories](#named-memories)" in guide and "\n## Named memories\n" in guide
+    assert 'issue "A memory that lasts"' not in guide
 
 
 @pytest.fixture

@@ -141,15 +141,69 @@ def test_every_table_fits_a_two_column_page_without_resizing(tmp_path, case):
                 references=None if case in ("three-6k-systems", "references") else REFERENCES,
                 baseline=str(BASELINE) if case == "marked" else None,
                 with_references=case in ("references", "marked"))
-    log = _compile(tmp_path)
-    assert "Overfull \\hbox" not in log, log[log.index("Overfull"):][:600]
+    _assert_fits(_compile(tmp_path))
     fc = (tmp_path / "mab-fc.tex").read_text()
     if case == "three-6k-systems":
         # three systems of 6K runs fit one column of the page
         assert "\\begin{table}[tbp]" in fc
         assert fc.count("\\\\\n") - fc.count("\\end{tabular} \\\\") <= 9
+    elif case == "references":
+        # the published rows make it taller than a page: it breaks across pages
+        assert "\\begin{longtable}" in fc
     else:
         assert "\\begin{table*}[tbp]" in fc
+
+
+def _assert_fits(log: str) -> None:
+    """No table wider than its place, and none taller than the page (a float taller than the
+    page runs past its bottom, and its last rows are lost: verification U35)."""
+    for sign in ("Overfull \\hbox", "Float too large"):
+        assert sign not in log, log[log.index(sign):][:600]
+
+
+def test_mab_ref_breaks_across_pages_and_loses_no_row(tmp_path):
+    """Verification U35: mab-ref, a table* of every published figure, was "Float too large for
+    page by 770pt" in its preview.tex, and its rows after "HippoRAG-v2" were lost. It is a
+    longtable now, its header repeated on each page; every row is in the file."""
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed")
+    committed = Path(__file__).resolve().parent.parent / "results"
+    make_tables((str(committed / "dev-6k-search-confidence"),), out=tmp_path,
+                formats=("latex", "md"), names=("mab-ref",))
+    tex = (tmp_path / "mab-ref.tex").read_text()
+    assert "\\begin{longtable}" in tex and "\\endhead" in tex
+    assert "\\usepackage{longtable}" in (tmp_path / "preview.tex").read_text()
+    _assert_fits(_compile(tmp_path))
+    if shutil.which("pdftotext") is None:
+        return
+    # every row is on a page: the last published one and the run's row after them
+    subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "preview.tex"],
+                   cwd=tmp_path, capture_output=True, check=True)
+    text = subprocess.run(["pdftotext", "preview.pdf", "-"], cwd=tmp_path, capture_output=True,
+                          text=True, check=True).stdout
+    rows = [line.split(" | ")[0].removeprefix("| ")
+            for line in (tmp_path / "mab-ref.md").read_text().splitlines()
+            if line.startswith("| ") and "---" not in line]
+    assert rows[-1] == "factres search" and rows[-3].startswith("P-Mem, multi-hop")
+    lines = text.splitlines()
+    assert "factres search" in lines and any(line.startswith("P-Mem, multi-hop")
+                                             for line in lines)
+
+
+def test_mab_fc_with_every_column_fits_the_page(tmp_path):
+    """Verification U36: --columns run,plan-sets,mode,reader,split,commit made mab-fc a table*
+    125pt too wide in its preview.tex. Its text columns wrap now, in smaller type when they
+    must (report/page_fit.py)."""
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed")
+    committed = Path(__file__).resolve().parent.parent / "results"
+    make_tables(tuple(str(committed / r) for r in (
+        "dev-6k-search-confidence", "dev-6k-plain-confidence", "imported-nous-6k")),
+        out=tmp_path, formats=("latex",), names=("mab-fc",),
+        columns=("run", "plan-sets", "mode", "reader", "split", "commit"))
+    tex = (tmp_path / "mab-fc.tex").read_text()
+    assert "\\begin{table*}[tbp]" in tex and "p{" in tex
+    _assert_fits(_compile(tmp_path))
 
 
 def test_preview_document_compiles(tmp_path):
@@ -157,7 +211,7 @@ def test_preview_document_compiles(tmp_path):
         pytest.skip("pdflatex is not installed")
     make_tables(tuple(str(FIXTURES / r) for r in RUNS), out=tmp_path, formats=("latex",),
                 references=REFERENCES)
-    assert "Overfull \\hbox" not in _compile(tmp_path)
+    _assert_fits(_compile(tmp_path))
 
 
 def test_preview_with_baseline_marks_and_references_compiles(tmp_path):

@@ -10,7 +10,7 @@ from conftest import bundled_context
 from oracle.cli import main
 from resolver.errors import InputError
 from resolver.mab import harness
-from resolver.store.fact_store import FactStore
+from resolver.store.fact_store import FactStore, norm
 from resolver.store.prune import prune
 from resolver.text.facts import parse_context
 
@@ -73,16 +73,29 @@ def test_keys_are_the_stores_keys_and_serials_decide_not_positions():
 
 
 def test_a_pruned_context_has_the_same_frontier_one_version_per_key():
-    for size in ("6k", "32k"):
+    """The same keys, values, serials and fact texts; a name spelled as the store spells it, as the
+    context first writes it, which pruning may drop (verification U27: 'Safety' at 262K, the
+    one case in the three contexts, as docs/readout.md says)."""
+    respelled = {}
+    for size in ("6k", "32k", "64k", "262k"):
         context = bundled_context(size)
         before = FactStore(parse_context(context).facts)
         pruned = prune(context)
         after = FactStore(parse_context(pruned.text).facts)
-        assert [(s, v.value, v.serial) for s, v in after.frontier()] == \
-            [(s, v.value, v.serial) for s, v in before.frontier()]
+        assert [(v.key, v.value, v.serial, v.text) for _, v in after.frontier()] == \
+            [(v.key, v.value, v.serial, v.text) for _, v in before.frontier()]
+        for (s, v), (t, _) in zip(before.frontier(), after.frontier()):
+            if s != t:
+                # the store's spelling: the first fact naming it in each context
+                first = next(f for f in before if norm(f.subject) == v.key[0])
+                kept = next(f for f in after if norm(f.subject) == v.key[0])
+                assert (s, t) == (first.subject, kept.subject)
+                assert first.serial < kept.serial and first.serial not in {f.serial for f in after}
+                respelled[size, v.key] = (s, t, first.serial, v.serial)
         assert after.stats()["keys_with_several_versions"] == 0
         assert pruned.kept + pruned.dropped == len(before) and pruned.unparsed == 0
         assert prune(pruned.text).text == pruned.text          # nothing more to drop
+    assert respelled == {("262k", ("safety", "sport")): ("Safety", "safety", 1152, 17142)}
 
 
 def test_harness_chunks_prune_alike_save_a_fact_cut_across_two_frames():

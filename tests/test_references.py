@@ -72,7 +72,8 @@ def test_the_copy_is_the_transcription_the_file_names(refs):
 
 
 def test_every_table_figure_is_in_the_file_with_the_same_value_and_nothing_else(refs):
-    tables = _tables(TRANSCRIPTION.read_text("utf-8"))
+    # the FactConsolidation tables (a column "system"); the probe tables are checked below
+    tables = [t for t in _tables(TRANSCRIPTION.read_text("utf-8")) if t[0][0] == "system"]
     assert [len(rows) for _, rows in tables] == [2, 9, 10]
     by_row = {e.row: e for e in refs.references if e.row is not None}
     assert len(by_row) == sum(1 for e in refs.references if e.row is not None)   # unique rows
@@ -184,6 +185,76 @@ def test_provenance_is_marked(refs):
     assert all("32k" not in e.sizes for e in refs.references if e.source == "B")
 
 
+def test_every_probe_table_figure_is_in_the_file_with_the_same_value_and_nothing_else(refs):
+    """P-Mem's Table 6 (an arm a column, a row per L) and Table 8 (an arm a row), read here
+    with this file's own parser: every figure cell is one probe entry's figure, as printed."""
+    text = TRANSCRIPTION.read_text("utf-8")
+    probe_tables = [t for t in _tables(text) if t[0][0] != "system"]
+    assert [(h[0], len(rows)) for h, rows in probe_tables] == [("L", 4), ("arm", 4)]
+    (t6_head, t6_rows), (t8_head, t8_rows) = probe_tables
+    assert "\nTable 6, current-value accuracy" in text and "\nTable 8, reversibility" in text
+    by_arm = {(p.table, p.axis, p.arm): p for p in refs.probes if p.table is not None}
+    compared = 0
+    for col, head in enumerate(t6_head[1:], 1):
+        if head == "read chars commit / raw":            # characters, not a percentage
+            assert all("/" in row[col] for row in t6_rows)
+            continue
+        entry = by_arm.pop(("Table 6", "column", head))
+        assert entry.probe == "revision" and entry.checked
+        assert set(entry.figures) == {f"L={row[0]}" for row in t6_rows}
+        for row in t6_rows:
+            assert figure_text(entry.figures[f"L={row[0]}"]) == row[col], (head, row[0])
+            compared += 1
+    for row in t8_rows:
+        entry = by_arm.pop(("Table 8", "row", row[0]))
+        assert entry.probe == "retraction" and entry.checked
+        assert set(entry.figures) == set(t8_head[1:])
+        for head, cell in zip(t8_head[1:], row[1:]):
+            assert figure_text(entry.figures[head]) == cell, (row[0], head)
+            compared += 1
+    assert by_arm == {} and compared == 4 * 5 + 4 * 5
+
+
+def test_probe_figures_read_from_text_are_in_their_quoted_passage(refs):
+    text = _flat(TRANSCRIPTION.read_text("utf-8"))
+    quoted = [p for p in refs.probes if p.quote is not None]
+    assert {p.probe for p in quoted} == {"conflict", "two-step"} and len(quoted) == 6
+    figures = {figure_text(v) for p in quoted for v in p.figures.values()}
+    for p in quoted:
+        assert _flat(p.quote) in text, p.id
+        numbers = _numbers(p.quote)
+        assert {figure_text(v) for v in p.figures.values()} <= set(numbers), p.id
+        assert set(numbers) - {"140"} <= figures, p.id       # n = 140 is a count, no figure
+    assert refs.protocols["B-ALFWorld-Revision"].startswith("source B's ALFWorld-Revision")
+
+
+def test_a_changed_probe_figure_is_refused_naming_the_entry_and_the_cell(tmp_path):
+    doc = orjson.loads((Path(__file__).parent.parent / "resolver" / "data" /
+                        "references.json").read_bytes())
+    entry = next(p for p in doc["probes"] if p["id"] == "B-revision-raw")
+    entry["figures"]["L=4"] = 44.9
+    path = tmp_path / "resolver" / "data" / "refs.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(orjson.dumps(doc))
+    (tmp_path / "tests" / "data" / "references").mkdir(parents=True)
+    (tmp_path / "tests" / "data" / "references" / "PUBLISHED.md").write_bytes(
+        TRANSCRIPTION.read_bytes())
+    with pytest.raises(InputError) as err:
+        load_references(path)
+    assert str(err.value) == (f"{path}: probe entry 'B-revision-raw' is marked checked, but its "
+                              "figure 'L=4' is 44.9, and Table 6 has 42.9 (expected a checked "
+                              "entry's figures as its quote and the transcription give them (or "
+                              "checked: false))")
+    entry["figures"]["L=4"] = 42.9
+    conflict = next(p for p in doc["probes"] if p["id"] == "B-conflict-raw")
+    conflict["figures"]["notices the conflict"] = 97.0
+    path.write_bytes(orjson.dumps(doc))
+    with pytest.raises(InputError, match="probe entry 'B-conflict-raw' is marked checked, but "
+                       "its figure 'notices the conflict' is 97.0, which its quote does not "
+                       "give"):
+        load_references(path)
+
+
 def test_the_benchmark_papers_own_figures_are_named_as_not_transcribed(refs):
     assert [u.source for u in refs.untranscribed] == ["MAB"]
     assert refs.sources["MAB"].arxiv == "2507.05257"
@@ -193,6 +264,10 @@ def test_the_benchmark_papers_own_figures_are_named_as_not_transcribed(refs):
 
 
 # ---- the schema refuses what it must ---------------------------------------------------------
+_PROBE = {"id": "p", "probe": "revision", "arm": "commit", "source": "P", "protocol": "one",
+          "place": "Table 6", "table": "Table 6", "axis": "column", "quote": None,
+          "figures": {"L=1": 100.0}, "checked": False, "note": ""}
+
 def _with(tmp_path, change) -> Path:
     doc = orjson.loads(FIXTURE.read_bytes())
     change(doc)
@@ -235,6 +310,19 @@ def _entry(i: int, **fields):
      "transcription gives none"),
     (lambda doc: doc.update(schema="factres.references/1"),
      "schema: Input should be 'factres.references/2'"),
+    (lambda doc: doc.update(probes=[_PROBE | {"axis": None}]),
+     "probes.0: a figure of a table names its `table` and `axis`, a figure of text neither"),
+    (lambda doc: doc.update(probes=[_PROBE | {"quote": "x"}]),
+     "probes.0: a probe figure comes from a table (`table`) or a quoted passage (`quote`), one "
+     "of the two"),
+    (lambda doc: doc.update(probes=[_PROBE | {"probe": "drift"}]),
+     "probes.0.probe: Input should be 'revision', 'retraction', 'conflict' or 'two-step'"),
+    (lambda doc: doc.update(probes=[_PROBE | {"figures": {"L=1": 101}}]),
+     'probes.0.figures.L=1: a figure is a percentage in [0, 100], "not reported" or null, '
+     "not 101"),
+    (lambda doc: doc.update(probes=[_PROBE | {"protocol": "nine"}]),
+     "probes.0 (p): protocol 'nine' is not defined (known: one, two)"),
+    (lambda doc: doc.update(probes=[_PROBE, _PROBE]), "probes.1: id 'p' is used twice"),
 ])
 def test_malformed_references_name_file_and_field(tmp_path, change, message):
     path = _with(tmp_path, change)

@@ -14,6 +14,10 @@ from resolver.text.relations import (
 )
 
 
+def _mquake():
+    return [rel for rel in inventory().values() if rel.source == "MQuAKE"]
+
+
 def test_every_mquake_pid_has_exactly_one_relation():
     pids = [pid for rel in inventory().values() for pid in rel.pids]
     assert sorted(pids) == sorted(mquake_cloze_templates())
@@ -22,7 +26,7 @@ def test_every_mquake_pid_has_exactly_one_relation():
 
 def test_each_relation_template_is_the_grammar_template_and_mquake_cloze():
     cloze = mquake_cloze_templates()
-    for rel in inventory().values():
+    for rel in _mquake():
         assert rel.template == grammar.templates()[rel.name]
         for pid in rel.pids:
             assert cloze[pid] == rel.template, (rel.name, pid)
@@ -30,7 +34,7 @@ def test_each_relation_template_is_the_grammar_template_and_mquake_cloze():
 
 def test_question_templates_come_from_mquake():
     questions = mquake_question_templates()
-    for rel in inventory().values():
+    for rel in _mquake():
         assert rel.question == questions[rel.pids[0]]
 
 
@@ -58,3 +62,14 @@ def test_render_writes_the_fact_sentence():
     assert relation("capital").render("France", "Paris") == "The capital of France is Paris."
     assert relation("child").render("Walter Chrysler", "Walter Percy Chrysler Jr.") == \
         "Walter Chrysler's child is Walter Percy Chrysler Jr.."
+
+
+def test_location_is_the_alfworld_revision_relation_of_its_own():
+    # issue 32: P-Mem's object locations, not from MQuAKE, its template from the correction
+    # grammar's `location` rule and its question the probes' question
+    rel = relation("location")
+    assert rel.source != "MQuAKE" and rel.pids == ()
+    assert rel.template == "[X] is in __"
+    assert rel.question == "Where is [X] now?"
+    assert [r.name for r in inventory().values() if r.source != "MQuAKE"] == ["location"]
+    assert len(_mquake()) == 43

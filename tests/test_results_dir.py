@@ -113,9 +113,11 @@ def test_an_oracle_command_checks_its_folder_before_the_analysis(tmp_path, monke
     monkeypatch.setattr("oracle.ceiling.analyse", refuse)
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
+    # --results-dir under a file too, as --out is (verification U)
     result = invoke("oracle", "ceiling", "--results-dir", blocker / "results")
-    assert result.exit_code == 1
-    assert ": cannot write here: " in result.output
+    assert result.exit_code == 2
+    assert result.output.endswith(f"Error: --results-dir {blocker / 'results'}: {blocker} is a "
+                                  "file, not a folder\n")
     # --out under a file is refused at the option, naming the file (audit E, E59)
     result = invoke("oracle", "ceiling", "--out", blocker / "out")
     assert result.exit_code == 2
@@ -130,16 +132,18 @@ def test_score_tables_and_freeze_refuse_an_unwritable_place_in_one_line(tmp_path
     harness = Path(__file__).parent / "data" / "mab-outputs"
     sample = sorted(harness.glob("factconsolidation_sh_*_results.json"))[0]
     runner = CliRunner()
-    cases = [
-        (["score", str(sample), "--results-dir", str(blocker / "r")], f"{blocker / 'r'}: "),
-        (["tables", "--results-dir", str(blocker / "t")], f"{blocker / 't' / 'tables'}: "),
-        (["freeze", str(blocker / "f.json")], f"{blocker / 'f.json'}: "),
-    ]
-    for args, where in cases:
+    # --results-dir under a file is refused at the option (a usage error, exit 2), as --out is
+    for args, where in [
+            (["score", str(sample), "--results-dir", str(blocker / "r")], blocker / "r"),
+            (["tables", "--results-dir", str(blocker / "t")], blocker / "t")]:
         result = runner.invoke(main, args, catch_exceptions=False)
-        assert result.exit_code == 1, args
-        assert result.output.startswith(f"Error: {where}"), result.output
-        assert result.output.count("\n") == 1, result.output
+        assert result.exit_code == 2, args
+        assert result.output.endswith(f"Error: --results-dir {where}: {blocker} is a file, not "
+                                      "a folder\n"), result.output
+    result = runner.invoke(main, ["freeze", str(blocker / "f.json")], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {blocker / 'f.json'}: "), result.output
+    assert result.output.count("\n") == 1, result.output
 
 
 def _tracked_tree_hash() -> str:

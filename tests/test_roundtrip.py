@@ -36,6 +36,11 @@ WORDS = st.one_of(st.sampled_from(FIXED_WORDS), _random_word)
 NAMES = st.lists(WORDS, min_size=1, max_size=6).map(" ".join)
 
 
+# The relations of the fact templates (the ALFWorld-Revision `location` is read from correction
+# lines only: tests/test_corrections.py).
+FACT_RELATIONS = sorted(name for name, rel in inventory().items() if rel.source == "MQuAKE")
+
+
 def _connector(template: str) -> str:
     return template.split("[X]", 1)[1].removesuffix(" __") + " "
 
@@ -58,7 +63,7 @@ def test_generator_excludes_every_template_word_but_of_is_the():
 @given(serial=st.integers(min_value=0, max_value=10**7), subject=NAMES, obj=NAMES,
        data=st.data())
 def test_parse_of_render_is_the_fact_for_every_template(serial, subject, obj, data):
-    relation = data.draw(st.sampled_from(sorted(inventory())), label="relation")
+    relation = data.draw(st.sampled_from(FACT_RELATIONS), label="relation")
     rel = inventory()[relation]
     assume(_connector(rel.template) not in f" {obj} ")
     line = f"{serial}. " + rel.render(subject, obj)
@@ -67,7 +72,7 @@ def test_parse_of_render_is_the_fact_for_every_template(serial, subject, obj, da
         (serial, relation, subject, obj, line)
 
 
-@pytest.mark.parametrize("relation", sorted(inventory()))
+@pytest.mark.parametrize("relation", FACT_RELATIONS)
 def test_each_template_with_of_is_commas_dots_and_accents(relation):
     rel = inventory()[relation]
     subject = "Francis Russell, 4th Earl of Bedford is São Zürich"

@@ -99,7 +99,14 @@ def test_an_unwritable_results_folder_is_refused_before_any_work(tmp_path, monke
     no_resolving(monkeypatch)
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
+    # the option is refused as it is read, as --out is (verification U); the place
+    # $FACTRES_RESULTS names, before any work
     result = invoke("run", "--data", SMALL, "--results-dir", blocker / "results")
+    assert result.exit_code == 2
+    assert result.output.endswith(f"Error: --results-dir {blocker / 'results'}: {blocker} is a "
+                                  "file, not a folder\n")
+    monkeypatch.setenv("FACTRES_RESULTS", str(blocker / "results"))
+    result = invoke("run", "--data", SMALL)
     assert result.exit_code == 1
     assert result.output.startswith(f"Error: {blocker / 'results'}: cannot write here: ")
     assert result.output.endswith("(expected a writable results folder (--results-dir or "

@@ -47,6 +47,7 @@ WRITING = {
                        "--harness-chunks"]],
     "memory forget": [["memory", "forget", "{explicit}/memory.db", "Alpha"]],
     "memory backup": [["memory", "backup", "{explicit}/memory.db", "{explicit}/copy.db"]],
+    "memory apply": [["memory", "apply", "{explicit}/memory.db", "tests/data/patches.jsonl"]],
 }
 # Commands that write nothing (they print, or serve until stopped).
 READING = {"explain", "frontier", "history", "parse", "prune", "readout", "runs", "serve",

@@ -12,6 +12,7 @@ import orjson
 
 import resolver.escape as escape
 from resolver.cli.options import library_errors
+from resolver.errors import InputError
 from resolver.cli.provenance import echo_frontier, echo_history, relation_option
 from resolver.cli.readout import budget_option, disclose_option
 
@@ -81,13 +82,14 @@ def ingest_command(db: str, files: tuple[str, ...], harness_chunks: bool, tokens
     chunks = [chunk for source in sources for chunk in source.chunks]
     if progress is None:
         progress = sys.stderr.isatty() and len(chunks) >= PROGRESS_AT
-    committed, passed, reports = 0, {}, []
+    committed, passed, reports, corrected = 0, {}, [], 0
     with _open(db, timeout=timeout) as memory:
         with click.progressbar(length=len(chunks), label=f"ingesting into {db}",
                                file=sys.stderr) if progress else nullcontext() as bar:
             for chunk in chunks:
                 result = memory.ingest(chunk)
                 committed += result.committed
+                corrected += len(result.corrections)
                 for kind, count in result.passed_over.items():
                     passed[kind] = passed.get(kind, 0) + count
                 reports.extend(result.reports)
@@ -96,11 +98,15 @@ def ingest_command(db: str, files: tuple[str, ...], harness_chunks: bool, tokens
         if end:
             result = memory.flush()
             committed += result.committed
+            corrected += len(result.corrections)
             reports.extend(result.reports)
         info = memory.info()
     click.echo(f"{escape.terminal(db)}: {committed} fact(s) committed from {len(chunks)} "
                f"chunk(s) of {len(sources)} input(s); the memory holds {info['facts']} fact(s), "
                f"{info['pending']} character(s) pending")
+    if corrected:
+        click.echo(f"correction lines applied: {corrected} (docs/memory.md, \"Corrections and "
+                   "operations\")")
     shown = ", ".join(f"{kind} {count}" for kind, count in sorted(passed.items()) if count)
     click.echo(f"passed over: {shown or 'nothing'}")
     click.echo(f"reported: {len(reports)}")
@@ -146,6 +152,12 @@ def ask_command(db: str, question: str, plans: tuple[str, ...], mode: str,
                else f"(no answer: {escape.terminal(answer.reason)})")
     reasons = "; ".join(answer.confidence.reasons)
     click.echo(f"confidence: {answer.confidence.label}" + (f" ({reasons})" if reasons else ""))
+    if answer.contested:                 # issue 32: the values the ledger holds open beside it
+        click.echo("contested, against: " + ", ".join(escape.terminal(v)
+                                                      for v in answer.alternatives))
+    if answer.history is not None:       # which versions a history cue read
+        click.echo(f"history ({escape.terminal(answer.history.cue)}): "
+                   f"{escape.terminal(answer.history.note)}")
     for hop in answer.path:
         click.echo(f"  {escape.terminal(hop.subject)} / {hop.relation} -> "
                    f"{escape.terminal(hop.object)}  (serial {hop.serial}, line {hop.line}, "
@@ -251,8 +263,9 @@ def _shown(number: int | None) -> str:
 @_json_option("the counts")
 @library_errors
 def info_command(db: str, as_json: bool) -> None:
-    """Print what the memory DB holds: facts (committed and provisional), keys, versions,
-    operations by kind, characters pending, commits, the text ingested and the file's size
+    """Print what the memory DB holds: facts (committed, and provisional: the last fact a
+    query reads while more text may extend it), keys, versions, operations by kind (counting
+    what a query reads), characters pending, commits, the text ingested and the file's size
     (with its -wal and -shm files) and schema version.
 
     Example: factres memory info memory.db
@@ -292,6 +305,61 @@ def backup_command(db: str, dest: str) -> None:
     with _open(db, readonly=True) as memory:
         memory.backup(dest)
     click.echo(f"{escape.terminal(db)} -> {escape.terminal(dest)}")
+
+
+@memory_group.command("apply")
+@click.argument("db", type=_DB)
+@click.argument("patches", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--timeout", type=click.FloatRange(0), default=5.0, show_default=True,
+              metavar="S", help="Seconds to wait for another process writing DB.")
+@_json_option("what each patch did")
+@library_errors
+def apply_command(db: str, patches: str, timeout: float, as_json: bool) -> None:
+    """Apply the patches of PATCHES (JSON Lines, - for standard input) to the memory DB, in
+    order, each one operation in the memory's log (Memory.apply; docs/memory.md, "Corrections
+    and operations").
+
+    A patch is P-Mem's form: {"op": accept, reject, contest, revoke, resolve or noop, "key":
+    {"subject": ..., "relation": ...} or a fact sentence, "old_value", "new_value",
+    "evidence", "hard_commit"}. Every line is checked before any is applied (a bad one is named
+    by file, line and field); a patch that breaks a rule stops the command, naming its line,
+    with the patches before it applied.
+
+    Example: factres memory apply memory.db tests/data/patches.jsonl
+    """
+    from resolver.errors import ProvenanceError
+    from resolver.store.operations import read_patch
+    from resolver.strict_json import loads
+
+    name = "<stdin>" if patches == "-" else patches
+    with click.open_file(patches, "rb") as handle:
+        data = handle.read()
+    checked = []
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if raw.strip():
+            checked.append((number, read_patch(loads(raw, path=name, line=number), path=name,
+                                               line=number)))
+    if not checked:
+        raise InputError("holds no patch", path=name, expected="one JSON object per line")
+    done = []
+    with _open(db, timeout=timeout) as memory:
+        for number, patch in checked:
+            try:
+                done.append(memory.apply(patch))
+            except ProvenanceError as exc:
+                raise InputError(f"{exc} ({len(done)} patch(es) before it applied)",
+                                 path=name, line=number) from None
+    if as_json:
+        click.echo(orjson.dumps([a.to_json() for a in done], option=_JSON).decode())
+        return
+    click.echo(f"{escape.terminal(db)}: {len(done)} patch(es) applied")
+    for (number, _), applied in zip(checked, done):
+        head = applied.head
+        now = "empty" if head is None else f"{head.value} ({head.status})"
+        note = f"  [{applied.note}]" if applied.note else ""
+        click.echo(escape.terminal(
+            f"  line {number}: {'+'.join(applied.operations)} ({applied.subject}, "
+            f"{applied.relation}) serial {applied.serial}: now {now}{note}"))
 
 
 @memory_group.command("forget")

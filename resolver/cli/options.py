@@ -85,17 +85,19 @@ class Seconds(click.ParamType):
 
 
 class OutFolder(click.Path):
-    """A folder to write into (`--out`): an empty value, or a path at or under a file, is
-    refused at the option, saying which ("--out is empty", "afile is a file"), before any work
-    and before a misleading "'.' exists" or "File exists" from the writer."""
+    """A folder to write into (`--out`, `--results-dir`): an empty value, or a path at or under
+    a file, is refused at the option, saying which ("--out is empty", "afile is a file"), before
+    any work and before a misleading "'.' exists" or "File exists" from the writer (audit E,
+    E59), or an empty --results-dir read as the default folder (verification U)."""
 
-    def __init__(self) -> None:
+    def __init__(self, empty: str = "name a folder to write into") -> None:
         super().__init__(file_okay=False)
+        self.empty = empty
 
     def convert(self, value, param, ctx):
         name = param.opts[0] if param is not None else "the folder"
         if isinstance(value, str) and not value.strip():
-            raise click.UsageError(f"{name} is empty: name a folder to write into", ctx)
+            raise click.UsageError(f"{name} is empty: {self.empty}", ctx)
         path = Path(value)
         for folder in (path, *path.parents):
             if folder.exists() and not folder.is_dir():
@@ -135,7 +137,9 @@ def data_option(required: bool = False, help_text: str | None = None):
 def results_dir_option(what: str = "Where run folders are"):
     """--results-dir: one results folder for every command that reads or writes run and
     oracle folders (resolver.results.result_schema.results_root)."""
-    return click.option("--results-dir", type=click.Path(file_okay=False),
+    return click.option("--results-dir", type=OutFolder(
+                            "name the results folder, or leave the option out for "
+                            "$FACTRES_RESULTS, else ./factres-results"),
                         help=f"{what}. Default: $FACTRES_RESULTS, else ./factres-results. "
                         "A run id not found there is looked up in the repository's committed "
                         "results/ (read only).")

@@ -27,6 +27,8 @@ def parse_command(path: str, strict: bool, as_json: bool, no_cache: bool) -> Non
     distinct context in it is reported once. Lines that fit no template are listed with their
     line number; with --strict they make the command fail. A line holding several numbered
     facts (a harness chunk's layout) is read as its facts, as the memory reads it, and noted.
+    Correction lines ("Correction: S, not X.", "The report that S was an error.", ...; see
+    docs/memory.md) are counted by the operations they do, as `factres run` applies them.
 
     Example: factres parse resolver/data/fc/factconsolidation_262k_context.txt
     """
@@ -53,8 +55,14 @@ def _text(report: dict) -> str:
         f"lines: {report['lines']} (header: {'yes' if report['header'] else 'no'}, "
         f"blank: {report['blank_lines']})",
         f"facts: {report['facts']}",
-        f"unparsed lines: {report['unparsed']}",
     ]
+    if report["corrections"]:
+        ops = ", ".join(f"{op} {n}" for op, n in report["corrections_by_operation"].items())
+        out.append(f"correction lines: {report['corrections']} ({ops or 'nothing changed'})")
+        for c in report["corrections_changing_nothing"][:SHOWN]:
+            out.append(f"  line {c['line']}: {escape.terminal(clip(c['text']))}  "
+                       f"({escape.terminal(c['note'])})")
+    out.append(f"unparsed lines: {report['unparsed']}")
     for u in report["unparsed_lines"][:SHOWN]:
         out.append(f"  line {u['line']}: {escape.terminal(clip(u['text']))}  ({u['reason']})")
     if report["unparsed"] > SHOWN:

@@ -144,7 +144,7 @@ def serve_command(host, port, api_key, max_body, models, cache_mb, plans, mode, 
     Needs the serve extra: pip install 'factres[serve]'. The example serves until stopped
     (Ctrl-C or SIGTERM; requests in progress get 10 seconds to finish).
 
-    Example: factres serve --port 8000 --models gpt-4o-mini
+    Example: factres serve --port 8000 --models gpt-4.1-mini
     """
     config_args = {"plan_sets": tuple(plans)} if plans else {}
     config = ServeConfig(host=host, port=port, api_key=api_key, max_body=max_body,

@@ -55,7 +55,9 @@ def tables_command(runs, fmt, out, names, results_dir, references, plot, baselin
     mab-fc shows each run's label and its EM at the sizes some run has (the means beside
     several sizes); its plan sets, mode, reader, split and commit are in a footnote, or in
     columns with --columns. The LaTeX files are floats to \\input{} where the table goes:
-    table (one column of a two-column paper) when it fits there, else table*.
+    table (one column of a two-column paper) when it fits there, else table*; laid out to
+    fit the page: text columns wrap (in smaller type, or scaled as a last resort) when too
+    wide, and a table taller than a page is a longtable (docs/tables.md).
     With --plot: mab-fc.png and .pdf, the main result, and the n-best and ceiling figures.
 
     Example: factres tables dev-6k-search-confidence dev-6k-plain-confidence

@@ -49,14 +49,19 @@ from resolver.memory.stream import PASSED_KINDS, UNPARSED, FactReader, Report
 from resolver.plan.planning import LIVE_SETS, compile_live
 from resolver.search.candidates import Hop
 from resolver.search.confidence import NONE, Confidence, abstention, below, rank
+from resolver.search.contested import Contest
+from resolver.search.contested import alternatives as contested_values
+from resolver.search.history import HistoryRead
 from resolver.search.resolve import Prediction, resolve_question, resolve_question_plain
 from resolver.store.fact_store import FactStore, norm
 from resolver.store.provenance import ACCEPT, Ledger, Operation, Version, show_key
 from resolver.store.record import (BYTES, ERASURE, FLUSH, OPERATIONS, TEXT, Change,
                                    InMemoryRecord, LogEntry, Record)
+from resolver.store.operations import Applied, Patch, apply_patch, commit, next_serial, read_patch
+from resolver.text.corrections import Correction
 from resolver.text.facts import Fact
 
-__all__ = ["Answer", "IngestResult", "Memory", "harness"]
+__all__ = ["Answer", "Applied", "IngestResult", "Memory", "harness"]
 
 MODES = ("search", "plain")
 MEMORY_SOURCE = "memory"          # the source and id a memory's questions carry
@@ -64,6 +69,9 @@ NOTHING_INGESTED = "nothing ingested yet: the memory holds no facts"
 NO_QUESTION = "the prompt holds no question (only the instruction's example, or nothing)"
 # Reported: an operation on the ledger that a take-back left without the fact it read.
 NOT_REAPPLIED = "not reapplied"
+# Reported: a correction line that changed nothing, or applied with a note (a move from a
+# location the memory did not have).
+CORRECTION = "correction"
 
 
 @dataclass(frozen=True)
@@ -71,13 +79,16 @@ class IngestResult:
     """What one `ingest` (or `flush`) did. Counts use the reader's kinds: passed over
     "framing", "instruction", "acknowledgement", "header", "repeat" (the same serial with the
     same fact again); reported "unparsed", "duplicate" (a serial repeated with another fact),
-    "out-of-order", and "not reapplied" (an operation made on the ledger while the tail was
-    read provisionally, which read a provisional fact the text then changed)."""
+    "out-of-order", "not reapplied" (an operation made on the ledger while the tail was
+    read provisionally, which read a provisional fact the text then changed) and "correction"
+    (a correction line that changed nothing, or has a note: docs/memory.md)."""
     committed: int                          # facts accepted into the store and its ledger
     passed_over: dict[str, int]             # kind -> count, every kind present
     reports: tuple[Report, ...]             # text not committed, with `factres parse`'s words
     facts: tuple[Fact, ...] = ()            # the facts committed, in serial order
     pending: int = 0                        # characters held (an incomplete fact or shape)
+    # the correction lines applied, in arrival order (each with what it did)
+    corrections: tuple[Applied, ...] = ()
 
     @property
     def reported(self) -> dict[str, int]:
@@ -86,13 +97,17 @@ class IngestResult:
     def to_json(self) -> dict:
         return {"committed": self.committed, "passed_over": dict(self.passed_over),
                 "reports": [r.to_json() for r in self.reports], "pending": self.pending,
+                "corrections": [c.to_json() for c in self.corrections],
                 "serials": [self.facts[0].serial, self.facts[-1].serial] if self.facts else None}
 
 
 @dataclass(frozen=True)
 class Answer:
     """A memory's answer: the string, why it is empty, how sure it is, and the winning path
-    (each hop's serial, line and ledger status) with its score terms."""
+    (each hop's serial, line and ledger status) with its score terms. `contested`: the path
+    reads a cell whose competing values the ledger holds open (`alternatives`, `contests`; the
+    confidence is then at most "low"); `history`: what a history cue of the question read
+    ("previous", "as of serial N": which versions; docs/history.md)."""
     text: str                               # the answer ("" when none)
     question: str                           # the question found in the prompt
     reason: str = ""                        # why `text` is empty, else ""
@@ -101,13 +116,28 @@ class Answer:
     score: float | None = None              # the winner's score (None: no winner)
     terms: tuple[tuple[str, float], ...] = ()   # its parts
     prediction: Prediction | None = None    # what a run records (traces.jsonl) for it
+    contests: tuple[Contest, ...] = ()      # the contested cells the path reads, in path order
+    history: HistoryRead | None = None      # what a history cue read (None: no cue)
+
+    @property
+    def contested(self) -> bool:
+        """Whether the path reads a contested cell (until a check or a resolve settles it)."""
+        return bool(self.contests)
+
+    @property
+    def alternatives(self) -> tuple[str, ...]:
+        """The values that compete with the ones the path took, in path order, each once."""
+        return contested_values(self.contests)
 
     def to_json(self) -> dict:
         return {"text": self.text, "question": self.question, "reason": self.reason,
                 "confidence": self.confidence.to_json(),
                 "path": [h.to_json() for h in self.path],
                 "score": None if self.score is None else round(self.score, 6),
-                "terms": [[k, round(v, 6)] for k, v in self.terms]}
+                "terms": [[k, round(v, 6)] for k, v in self.terms],
+                "contested": self.contested, "alternatives": list(self.alternatives),
+                "contests": [c.to_json() for c in self.contests],
+                "history": None if self.history is None else self.history.to_json()}
 
 
 def _text_of(chunk) -> str:
@@ -375,16 +405,38 @@ class Memory:
     def info(self) -> dict:
         """What the memory holds: facts committed and provisional, keys, operations by kind,
         characters pending; for a memory kept in a file also its path, size in bytes (with the
-        -wal and -shm files), schema version and commits (`Record.info`)."""
+        -wal and -shm files), schema version and commits (`Record.info`). The counts are what
+        a query reads: the tail's facts, as a query reads them provisionally, whether or not
+        one was asked (verification U17: before, "0 provisional" until something was asked);
+        info itself changes nothing."""
         with self._lock:
             self._usable(write=False)
             ledger = self._store.ledger
+            extra, keys = self._unviewed()
+            counts = ledger.operation_counts()
+            if extra:
+                counts[ACCEPT] = counts.get(ACCEPT, 0) + extra
             return {**self._record.info(),
                     "facts": len(self._store) - len(self._provisional),
-                    "provisional": len(self._provisional), "keys": ledger.key_count,
-                    "versions": len(ledger), "operations": ledger.logged,
-                    "operations_by_kind": dict(sorted(ledger.operation_counts().items())),
+                    "provisional": len(self._provisional) + extra,
+                    "keys": ledger.key_count + keys, "versions": len(ledger) + extra,
+                    "operations": ledger.logged + extra,
+                    "operations_by_kind": dict(sorted(counts.items())),
                     "pending": len(self._reader.tail)}
+
+    def _unviewed(self) -> tuple[int, int]:
+        """(facts, new keys) that a query's view of the tail (`_view`) would add to the store
+        now: each fact one accept, one version. When the tail changed under a provisional
+        fact, the view is taken, as a query takes it (rare: see `_take_back`)."""
+        if self._viewed:
+            return 0, 0
+        wanted, have = self._reader.provisional(), self._provisional
+        if wanted[:len(have)] != have:
+            self._view()
+            return 0, 0
+        ledger = self._store.ledger
+        keys = {(norm(f.subject), f.relation) for f in wanted[len(have):]}
+        return len(wanted) - len(have), sum(1 for key in keys if not ledger.history(key))
 
     def text(self) -> str:
         """The text ingested so far, every chunk joined in arrival order, as the file keeps it
@@ -546,9 +598,17 @@ class Memory:
 
     def _apply(self, batch) -> IngestResult:
         """Commit a batch read for good. Provisional facts it confirms are already in the
-        store; one it contradicts is taken back first (with every provisional fact after it)."""
+        store; one it contradicts is taken back first (with every provisional fact after it).
+        Correction lines are applied in their place among the facts (`_correct`)."""
         facts = batch.facts
-        if self._provisional:
+        applied: tuple[Applied, ...] = ()
+        notes: list[Report] = []
+        if batch.corrections:
+            if self._provisional:
+                self._take_back(len(self._provisional))
+                self._provisional = []
+            applied = self._correct(facts, batch.corrections, notes)
+        elif self._provisional:
             same = 0
             for real, seen in zip(facts, self._provisional):
                 if real != seen:
@@ -563,8 +623,48 @@ class Memory:
             self._store.extend(facts)
         self._viewed = False
         passed = {kind: batch.passed.get(kind, 0) for kind in PASSED_KINDS}
-        reports, self._unapplied = tuple(self._unapplied) + tuple(batch.reports), []
-        return IngestResult(len(facts), passed, reports, tuple(facts), len(self._reader.tail))
+        own = sorted(batch.reports + notes, key=_line_of) if notes else batch.reports
+        reports = tuple(self._unapplied) + tuple(own)
+        self._unapplied = []
+        return IngestResult(len(facts), passed, reports, tuple(facts), len(self._reader.tail),
+                            applied)
+
+    def _correct(self, facts: list[Fact], corrections: list[Correction],
+                 notes: list[Report]) -> tuple[Applied, ...]:
+        """Commit `facts` with each correction applied after the facts of the lines before it
+        (resolver.store.operations); what a correction changes nothing by, or notes, goes in
+        `notes` as a "correction" report."""
+        done = commit(self._store, facts, corrections)
+        notes += [Report(CORRECTION, a.line, a.text, a.note, a.serial) for a in done if a.note]
+        return tuple(done)
+
+    def apply(self, patch: dict | Patch) -> Applied:
+        """Apply one operation to the memory's ledger, in P-Mem's patch form: a dict with `op`
+        (accept, reject, contest, revoke, resolve, noop), `key` (`{"subject": ...,
+        "relation": ...}`, or a fact sentence the grammar reads, whose object is the
+        new_value when none is given), `old_value`, `new_value`, `evidence` (its text) and
+        `hard_commit`. The version it writes is seen by questions and the search as a fact
+        line's is, with the next serial and the evidence text; for a memory kept in a file it
+        is in the operation log when this returns. The rules (docs/memory.md, "Corrections
+        and operations"): old_value, when given, is the head's value; contest, revoke, reject
+        and noop need a head; resolve names the head or an alternative of a contested key.
+
+        Returns:
+            `Applied`: the operation done, the key, the serial and the key's head afterwards.
+
+        Raises:
+            InputError: a patch of the wrong shape (naming the field), an unknown relation, a
+                key sentence the grammar does not read.
+            ProvenanceError: a patch that breaks a rule, with the reason (nothing changed),
+                unless `hard_commit` is true: it is then applied as an accept of new_value.
+        """
+        checked = read_patch(patch)
+        with self._lock:
+            self._usable(write=True)
+            self._view()
+            applied = apply_patch(self._store, checked, next_serial(self._store))
+            self._save(OPERATIONS, None)
+            return applied
 
     def _view(self) -> None:
         """Bring the provisional facts up to date with the tail (see the module docstring)."""
@@ -639,7 +739,7 @@ class Memory:
         with self._lock:
             self._usable(write=False)
             self._view()
-            if not len(self._store):
+            if not len(self._store) and not len(self._store.ledger):
                 return Answer("", question, NOTHING_INGESTED)
             if not question:
                 return Answer("", question, NO_QUESTION)
@@ -703,6 +803,10 @@ def _plan_sets(plan_sets) -> tuple[str, ...]:
     return names
 
 
+def _line_of(report: Report) -> int:
+    return report.line
+
+
 def _hex(data: bytes) -> str:
     return " ".join(f"0x{b:02x}" for b in data)
 
@@ -721,7 +825,8 @@ def _answer(prediction: Prediction, abstain_below: str | None) -> Answer:
         text, reason = "", abstention(confidence, abstain_below)
     return Answer(text, prediction.question, reason, confidence,
                   winner.hops if winner else (), winner.score if winner else None,
-                  winner.terms if winner else (), prediction)
+                  winner.terms if winner else (), prediction, prediction.contests,
+                  prediction.history)
 
 
 def _complete_utf8(data: bytes) -> int:

@@ -62,7 +62,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from resolver.mab.harness import FRAME_ACKNOWLEDGEMENT, FRAME_INSTRUCTION, FRAME_OPENING
-from resolver.text import segment
+from resolver.text import corrections, cues, segment
+from resolver.text.corrections import Correction
 from resolver.text.facts import (
     BOM,
     HEADER,
@@ -141,6 +142,9 @@ class Batch:
     facts: list[Fact] = field(default_factory=list)
     passed: Counter = field(default_factory=Counter)
     reports: list[Report] = field(default_factory=list)
+    # correction lines (resolver.text.corrections), in arrival order: the caller applies each
+    # after the facts of the lines before it
+    corrections: list[Correction] = field(default_factory=list)
 
 
 class FactReader:
@@ -422,6 +426,8 @@ class FactReader:
         canon = ".\n".join(parts).strip(_SPACE)
         if "\n\n" in canon or " \n" in canon or "\n " in canon or "\t" in canon:
             return False
+        if cues.any_candidate(canon):
+            return False             # a correction line may read as a fact: piece by piece
         lines = canon.split("\n")
         facts = parse_fact_block(lines, self._line + 1)
         if facts is None or len(facts) != len(lines):
@@ -459,14 +465,19 @@ class FactReader:
         facts, unparsed = parse_fact_lines(pieces, first)
         self._line += len(pieces)
         batch = self._batch
-        by_line: dict[int, Fact | Report] = {f.line: f for f in facts}
+        by_line: dict[int, Fact | Report | Correction] = {f.line: f for f in facts}
         for u in unparsed:
             own = _SERIAL.match(u.text)
             by_line[u.line] = Report(UNPARSED, u.line, u.text, u.reason, _shown(own))
+        if any(map(cues.any_candidate, pieces)):
+            by_line.update(read_corrections(pieces, first))
         for number in range(first, first + len(pieces)):
             item = by_line[number]
             if isinstance(item, Report):
                 batch.reports.append(item)
+                continue
+            if isinstance(item, Correction):
+                batch.corrections.append(item)
                 continue
             if item.serial > MAX_SERIAL:
                 # Refused as `factres parse` refuses it; never committed (no writer of the
@@ -503,6 +514,23 @@ class FactReader:
     def _commit_all(self, facts: list[Fact]) -> None:
         self._batch.facts.extend(facts)
         self._last = facts[-1]
+
+
+def read_corrections(pieces: list[str], first: int) -> dict[int, Correction | Report]:
+    """line -> the correction a piece holds, or the report of a piece that opens with a
+    correction cue and reads as none (never a fact with a wrong subject); a ", not " piece
+    that reads as no correction is left as the fact grammar read it."""
+    out: dict[int, Correction | Report] = {}
+    for number, piece in enumerate(pieces, first):
+        if not cues.candidate(piece):
+            continue
+        found = corrections.read(piece, number)
+        if isinstance(found, Correction):
+            out[number] = found
+        elif cues.cued(piece):
+            out[number] = Report(UNPARSED, number, piece, found.reason,
+                                 _shown(_SERIAL.match(piece)))
+    return out
 
 
 def _shown(own: re.Match | None) -> int | None:

@@ -49,12 +49,18 @@ def sha256_text(text: str) -> str:
 def render_relations() -> str:
     """The relation list of the prompts, rendered from the inventory (never copied by hand)."""
     return "\n".join(f"- {r.name}: \"{r.template}\" | \"{r.question}\" | {r.object_type}"
-                     for r in inventory().values())
+                     for r in _mquake_relations())
+
+
+def _mquake_relations() -> list:
+    """The relations the prompts name: MQuAKE's (the ALFWorld-Revision `location` is read from
+    correction lines, never asked of a model), so the prompts stay as archived."""
+    return [r for r in inventory().values() if r.source == "MQuAKE"]
 
 
 def lone_relations() -> tuple[str, ...]:
     """Relations in no family: at family level they are named on their own."""
-    return tuple(r.name for r in inventory().values() if not r.families)
+    return tuple(r.name for r in _mquake_relations() if not r.families)
 
 
 def render_families() -> str:
@@ -81,7 +87,7 @@ def step_names(level: str) -> tuple[str, ...]:
     """What a chain step may be called in a reply at this level."""
     if level == "family":
         return FAMILIES + lone_relations()
-    return tuple(inventory())
+    return tuple(r.name for r in _mquake_relations())
 
 
 def reply_schema(level: str = "relation") -> dict:

@@ -268,7 +268,10 @@ def cues() -> dict[str, tuple[tuple[tuple[str, ...], float], ...]]:
     template-word weights for the same cue."""
     out = {}
     for name, rel in inventory().items():
-        merged = dict(template_cues(rel))
+        # A relation of another source than MQuAKE (the ALFWorld-Revision `location`) takes
+        # no cue from its templates: "now" would cue it in FactConsolidation's questions. Its
+        # question template compiles by the rule compiler.
+        merged = dict(template_cues(rel)) if rel.source == "MQuAKE" else {}
         merged.update(PARAPHRASES.get(name, {}))
         items = [(_tokens(c), w) for c, w in merged.items()]
         items = [(t, w) for t, w in items if t]

@@ -58,6 +58,7 @@ from resolver.report.folders import (
     run_labels,
     source_order,
 )
+from resolver.report.page_fit import fitted
 from resolver.report.references import (
     SIZES,
     Reference,
@@ -1107,7 +1108,11 @@ def build(folders: list[Folder], names: tuple[str, ...] = TABLES, explicit: bool
                 raise InputError(f"table {message}", expected=f"at least one {needs}")
             notes.append(f"{message}; not written")
             continue
+        # laid out to fit its place on a two-column page: wrapped, smaller, scaled or broken
+        # across pages when it would not (page_fit.py)
+        table, note = fitted(table)
         out.append(table)
+        notes += [note] * bool(note)
     return out, notes
 
 
@@ -1122,14 +1127,17 @@ PREVIEW_PREAMBLE = (r"\documentclass[11pt,twocolumn]{article}", r"\usepackage{if
                     r"  \usepackage{fontspec}", r"\fi",
                     r"\usepackage[letterpaper,textwidth=6.3in,textheight=9.25in,"
                     r"columnsep=0.24in]{geometry}", r"\usepackage{booktabs}",
-                    r"\usepackage{array}")
+                    r"\usepackage{array}", r"\usepackage{longtable}",
+                    r"\usepackage{graphicx}")
 
 
 def preview_document(tables: list[Table]) -> str:
     """A two-column paper that \\input{}s every table as it is written (each .tex is its own
-    float: `table` in one column, `table*` across both), with no resizing: compile it
+    float: `table` in one column, `table*` across both, or a `longtable` on pages of one
+    column when it is taller than a page; laid out to fit by page_fit.py): compile it
     (pdflatex, lualatex or xelatex) to see the tables as a paper shows them; an "Overfull
-    \\hbox" in its log would be a table wider than its place."""
+    \\hbox" or "Float too large" in its log would be a table wider or taller than its
+    place."""
     lines = ["% compile with pdflatex (a character its fonts lack prints as ?), or lualatex or "
              "xelatex", *PREVIEW_PREAMBLE, r"\begin{document}"]
     for t in tables:

@@ -26,7 +26,17 @@ transcribed). A size missing from an entry's `sizes` (a kind missing from a size
                      "source": id, "place", "quote", "sizes": {size: {"sh"?, "mh"?}},
                      "pooled": {"sh"?, "mh"?}|null,
                      "stale": {"denominator": id, "sizes": {size: figure}}|null,
-                     "checked": bool, "note": str}, ...]}
+                     "checked": bool, "note": str}, ...],
+     "probes": [{"id", "probe": "revision"|"retraction"|"conflict"|"two-step", "arm",
+                 "source": id, "protocol": id, "place", "table": str|null,
+                 "axis": "column"|"row"|null, "quote": str|null, "figures": {measure: figure},
+                 "checked": bool, "note": str}, ...]}
+
+`probes` (optional) is a table kind of its own: P-Mem's ALFWorld-Revision probe figures
+(`benchmarks/revision.py` prints them beside factres's), not FactConsolidation EM. A probe
+entry is one arm: a column of a transcription table whose rows are the measures (`axis`
+"column": Table 6, its measures "L=1", ...), a row whose columns are (`axis` "row": Table 8,
+its measures the column headers), or figures read from a quoted passage (`table` null).
 
 The shape is checked by pydantic models (unknown keys refused, types strict), then the links
 between the parts (every id named exists, ids unique, a quoted or vendor figure says whom it is
@@ -185,6 +195,37 @@ class Reference(_Strict):
         return out
 
 
+PROBES = ("revision", "retraction", "conflict", "two-step")
+
+
+class Probe(_Strict):
+    """One arm of one probe set, as the transcription gives it."""
+    id: Id
+    probe: Literal["revision", "retraction", "conflict", "two-step"]
+    arm: Text                     # Table 6's column header, Table 8's row label, or a name
+    source: Id
+    protocol: Id
+    place: Text                   # where the transcription puts it
+    table: Text | None            # the table's title as the transcription opens it ("Table 6")
+    axis: Literal["column", "row"] | None     # which line of the table the arm is
+    quote: Text | None            # the passage a figure from text is read from, verbatim
+    figures: dict[Text, Figure] = Field(min_length=1)
+    checked: bool
+    note: str
+
+    @model_validator(mode="after")
+    def _located(self) -> "Probe":
+        if (self.table is None) != (self.axis is None):
+            raise ValueError("a figure of a table names its `table` and `axis`, a figure of "
+                             "text neither")
+        if (self.table is None) == (self.quote is None):
+            raise ValueError("a probe figure comes from a table (`table`) or a quoted passage "
+                             "(`quote`), one of the two")
+        if self.checked and None in self.figures.values():
+            raise ValueError("a checked entry has no untranscribed (null) figure")
+        return self
+
+
 class References(_Strict):
     schema_: Literal["factres.references/2"] = Field(alias="schema")
     comment: str
@@ -194,6 +235,7 @@ class References(_Strict):
     stale_denominators: dict[Id, StaleDenominator]
     untranscribed: list[Untranscribed]
     references: list[Reference]
+    probes: list[Probe] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _linked(self) -> "References":
@@ -217,7 +259,20 @@ class References(_Strict):
         for i, u in enumerate(self.untranscribed):
             if u.source not in self.sources:
                 raise ValueError(f"untranscribed.{i}: source {u.source!r} is not defined")
+        for i, p in enumerate(self.probes):
+            if p.id in seen:
+                raise ValueError(f"probes.{i}: id {p.id!r} is used twice")
+            seen.add(p.id)
+            for field, name, table in (("source", p.source, self.sources),
+                                       ("protocol", p.protocol, self.protocols)):
+                if name not in table:
+                    raise ValueError(f"probes.{i} ({p.id}): {field} {name!r} is not defined "
+                                     f"(known: {', '.join(sorted(table))})")
         return self
+
+    def probe(self, probe: str) -> list[Probe]:
+        """The entries of one probe set, in the file's order."""
+        return [p for p in self.probes if p.probe == probe]
 
 
 def default_path() -> Path:
@@ -249,7 +304,9 @@ def load_references(path: str | Path | None = None) -> tuple[str, References]:
             raise InputError(f"not JSON: {err.errors()[0]['msg']}", path=shown) from None
         raise InputError(_error_text(err), path=shown,
                          expected=f"a {SCHEMA} file (resolver/report/references.py)") from None
-    check_figures(refs, shown, find_transcription(refs, file))
+    transcription = find_transcription(refs, file)
+    check_figures(refs, shown, transcription)
+    check_probes(refs, shown, transcription)
     # The name tables cite: the packaged file by its repo path, another file by its name
     # (paths differ between machines; the tables must not).
     return (shown if path is None else file.name), refs
@@ -322,21 +379,14 @@ def check_figures(refs: References, shown: str, transcription: Path | None) -> N
     "not reported"), no cell more or less. An InputError names the entry, the figure and both
     values."""
     def refuse(e: Reference, message: str) -> InputError:
-        return InputError(f"entry {e.id!r} is marked checked, but {message}", path=shown,
-                          expected="a checked entry's figures as its quote and the "
-                          "transcription give them (or checked: false)")
+        return _refusal(f"entry {e.id!r}", message, shown)
     table = _tables(transcription.read_text("utf-8")) if transcription is not None else None
     for e in refs.references:
         if not e.checked:
             continue
         figures = e.figures()
         if e.quote is not None:
-            numbers = set(_NUMBER.findall(e.quote))
-            for key, value in figures.items():
-                text = figure_text(value)
-                if text is not None and text not in numbers:
-                    raise refuse(e, f"its figure {key} is {text}, which its quote does not "
-                                 f"give (numbers there: {', '.join(sorted(numbers)) or 'none'})")
+            _check_quote(e.quote, figures, lambda m: refuse(e, m), quoted=str)
         if e.row is None or table is None:
             continue
         cells = table.get(e.row)
@@ -349,11 +399,109 @@ def check_figures(refs: References, shown: str, transcription: Path | None) -> N
                              "such column" if key not in cells else ", which the transcription's "
                              "row has, and it does not"))
             cell, value = cells[key], figures[key]
-            same = value == NOT_REPORTED if cell in DASHES else figure_text(value) == cell
-            if not same:
+            if not _same_cell(value, cell):
                 raise refuse(e, f"its figure {key} is {figure_text(value) or value}, and the "
                              f"transcription's row {e.row!r} has "
                              + (cell if cell else "an empty cell"))
+
+
+def _refusal(entry: str, message: str, shown: str) -> InputError:
+    return InputError(f"{entry} is marked checked, but {message}", path=shown,
+                      expected="a checked entry's figures as its quote and the transcription "
+                      "give them (or checked: false)")
+
+
+def _check_quote(quote: str, figures: dict, refuse, quoted) -> None:
+    """Each figure is a number the quoted passage gives; `refuse(message)` makes the error,
+    `quoted` shows a figure's key in it."""
+    numbers = set(_NUMBER.findall(quote))
+    for key, value in figures.items():
+        text = figure_text(value)
+        if text is not None and text not in numbers:
+            raise refuse(f"its figure {quoted(key)} is {text}, which its quote does not give "
+                         f"(numbers there: {', '.join(sorted(numbers)) or 'none'})")
+
+
+def _same_cell(value, cell: str) -> bool:
+    """Whether a figure is the transcription's cell as printed (a dash or an empty cell: "not
+    reported")."""
+    return value == NOT_REPORTED if cell in DASHES else figure_text(value) == cell
+
+
+def _titled_tables(text: str) -> dict[str, tuple[list[str], list[list[str]]]]:
+    """The transcription's Markdown tables that the paragraph before them opens with "Table
+    N": "Table N" -> (header, rows), cells stripped."""
+    out: dict[str, tuple[list[str], list[list[str]]]] = {}
+    paragraph: list[str] = []          # the paragraph being read
+    before = ""                        # the last paragraph read whole
+    block: list[list[str]] = []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            if not block and paragraph:
+                before, paragraph = " ".join(paragraph), []
+            block.append([c.strip() for c in line.strip().strip("|").split("|")])
+            continue
+        if block:
+            title = re.match(r"(Table \d+)\b", before)
+            if title and len(block) > 2:
+                out[title.group(1)] = (block[0], block[2:])
+            block, before = [], ""
+        if line.strip():
+            paragraph.append(line.strip())
+        elif paragraph:
+            before, paragraph = " ".join(paragraph), []
+    return out
+
+
+def probe_cells(text: str) -> dict[tuple[str, str, str], str]:
+    """Every figure cell of the transcription's titled tables: (table, axis, arm) -> {measure:
+    cell} flattened as (table, arm-axis key, measure) -> cell, for both readings of a table
+    (an arm a column, its measures "<first header>=<row label>"; an arm a row, its measures
+    the column headers). Cells that hold no single number (e.g. "30 / 591") are not
+    figures."""
+    cells: dict[tuple[str, str, str], str] = {}
+    for title, (header, rows) in _titled_tables(text).items():
+        for row in rows:
+            for head, cell in zip(header[1:], row[1:]):
+                if not _FIGURE_CELL.fullmatch(cell):
+                    continue
+                cells[(title, f"column:{head}", f"{header[0]}={row[0]}")] = cell
+                cells[(title, f"row:{row[0]}", head)] = cell
+    return cells
+
+
+_FIGURE_CELL = re.compile(r"\d+(?:\.\d+)?|[—–]?")
+
+
+def check_probes(refs: References, shown: str, transcription: Path | None) -> None:
+    """Every probe entry marked `checked`, checked as `check_figures` checks the
+    FactConsolidation ones: a figure read from text is a number of its quote, and, when the
+    transcription is here, a table's arm has exactly the figure cells of its column or row
+    there, each as printed."""
+    def refuse(p: Probe, message: str) -> InputError:
+        return _refusal(f"probe entry {p.id!r}", message, shown)
+    cells = probe_cells(transcription.read_text("utf-8")) if transcription is not None else None
+    for p in refs.probes:
+        if not p.checked:
+            continue
+        if p.quote is not None:
+            _check_quote(p.quote, p.figures, lambda m: refuse(p, m), quoted=repr)
+            continue
+        if cells is None:
+            continue
+        where = f"{p.axis}:{p.arm}"
+        theirs = {m: c for (t, a, m), c in cells.items() if t == p.table and a == where}
+        if not theirs:
+            raise refuse(p, f"the transcription has no {p.axis} {p.arm!r} in {p.table}")
+        for key in sorted(set(theirs) | set(p.figures)):
+            if key not in theirs or key not in p.figures:
+                raise refuse(p, f"it has figure {key!r}" + (
+                    f" and {p.table}'s {p.axis} has no such cell" if key not in theirs else
+                    f", which {p.table}'s {p.axis} has, and it does not"))
+            cell, value = theirs[key], p.figures[key]
+            if not _same_cell(value, cell):
+                raise refuse(p, f"its figure {key!r} is {figure_text(value) or value}, and "
+                             f"{p.table} has " + (cell if cell else "an empty cell"))
 
 
 def figure_text(value: Figure) -> str | None:

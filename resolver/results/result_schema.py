@@ -368,6 +368,10 @@ class TraceRow(TypedDict):
     reader: dict[str, Any] | None  # {"name", "answer", "error", "facts"} when the reader ran
     repair: dict[str, Any] | None  # {"name", "plans", "before", "after", "error"} if repaired
     confidence: NotRequired[Confidence]
+    # search.contested.Contest.to_json() of each contested cell the winner reads, and
+    # search.history.HistoryRead.to_json() for a question with a history cue: only when present
+    contests: NotRequired[list[dict[str, Any]]]
+    history: NotRequired[dict[str, Any]]
 
 
 class ReadSize(TypedDict):

@@ -67,7 +67,12 @@ class Table:
     #                                                   last rows; "table" (one column of a
     #                                                   two-column page) or "table*" (both): the
     #                                                   float with caption, label and the notes
-    #                                                   as a paragraph that wraps at its width
+    #                                                   as a paragraph that wraps at its width;
+    #                                                   "longtable": the same, breaking across
+    #                                                   pages (taller than a page)
+    tex_scale: bool = False                           # a float's tabular scaled to its width
+    #                                                   (\resizebox: needs graphicx), for one
+    #                                                   too wide in every layout
 
     def __post_init__(self) -> None:
         width = len(self.headers)
@@ -153,6 +158,7 @@ def markdown_table(table: Table) -> str:
 
 # ---- LaTeX ----------------------------------------------------------------------------------
 _TABCOLSEP = "3pt"              # a paper table's column gap (LaTeX's default is 6pt)
+LONG = "longtable"              # Table.float of a table taller than a page
 _MARKS = {"†": r"\dag", "‡": r"\ddag", "§": r"\S", "¶": r"\P",
           "↑": r"\ensuremath{\uparrow}", "↓": r"\ensuremath{\downarrow}"}
 
@@ -189,7 +195,8 @@ def latex_table(table: Table) -> str:
     """A booktabs `tabular` for `\\input{}`: \\midrule between row groups, notes as final
     \\multicolumn rows in \\footnotesize; or, for a table with a `float`, that float, ready to
     `\\input{}` where the table goes: caption and label (`tab:<id>`), the tabular, and the notes
-    as a footnote-size paragraph below it, which wraps at the float's width."""
+    as a footnote-size paragraph below it, which wraps at the float's width (a `longtable`,
+    `_longtable`, for one taller than a page)."""
     width = len(table.headers)
     # which columns wrap (p{...} in tex_align): their cells may break after an underscore
     wraps = [kind == "p" for kind in re.findall(
@@ -197,8 +204,11 @@ def latex_table(table: Table) -> str:
                                              table.tex_align))] or [False] * width
     out = [f"% {text}" for text in _comments(table, escape.latex_comment)]
     if out:
-        out.append(r"% needs \usepackage{booktabs}" + (r" and \usepackage{array}"
-                                                        if table.tex_align else ""))
+        needs = ["booktabs"] + ["array"] * bool(table.tex_align) \
+            + ["longtable"] * (table.float == LONG) + ["graphicx"] * table.tex_scale
+        out.append(r"% needs " + " and ".join(r"\usepackage{" + n + "}" for n in needs))
+    if table.float == LONG:
+        return "\n".join(out + _longtable(table, wraps)) + "\n"
     if table.float:
         out += [r"\begin{" + table.float + "}[tbp]", r"\centering" + table.tex_size,
                 r"\setlength{\tabcolsep}{" + _TABCOLSEP + "}",
@@ -208,7 +218,29 @@ def latex_table(table: Table) -> str:
     # its columns, flush with the text
     align = table.tex_align or table.align
     align = f"@{{}}{align}@{{}}" if table.float else align
+    if table.tex_scale:
+        out.append(r"\resizebox{\linewidth}{!}{%")
     out += [r"\begin{tabular}{" + align + "}", r"\toprule"]
+    out += _tex_headers(table)
+    out += _tex_rows(table, wraps)
+    out.append(r"\bottomrule")
+    if table.float:
+        out.append(r"\end{tabular}" + "}" * table.tex_scale)
+        out += _tex_notes(table)
+        out.append(r"\end{" + table.float + "}")
+        return "\n".join(out) + "\n"
+    for note in table.notes:
+        # A zero-width box: a note longer than the table must not stretch its last column.
+        out.append(r"\multicolumn{" + str(width) + r"}{@{}l}{\makebox[0pt][l]{\footnotesize "
+                   + _tex_note(note) + r"}} \\")
+    out.append(r"\end{tabular}")
+    return "\n".join(out) + "\n"
+
+
+def _tex_headers(table: Table) -> list[str]:
+    """The header rows (the spanning group labels with their rules, then the headers) and the
+    rule below them."""
+    out = []
     if table.header_groups:
         cells, rules, start = [], [], 1
         for label, span in table.header_groups:
@@ -222,7 +254,12 @@ def latex_table(table: Table) -> str:
         out.append(" ".join(rules))
     out.append(" & ".join(escape.latex(h) for h in table.headers) + r" \\")
     out.append(r"\midrule")
-    started = False
+    return out
+
+
+def _tex_rows(table: Table, wraps: list[bool]) -> list[str]:
+    r"""The groups' rows, a \midrule between groups, a group's title as a row over it."""
+    out, started, width = [], False, len(table.headers)
     for title, group in _titled(table):
         if started and group:
             out.append(r"\midrule")
@@ -235,21 +272,37 @@ def latex_table(table: Table) -> str:
             # `\\` and the rules before a row look past spaces and the line break for an
             # optional [<length>]: a row opening with "[" (a name) must not be read as one
             out.append(("{}" if line.lstrip().startswith("[") else "") + line + r" \\")
-    out.append(r"\bottomrule")
-    if table.float:
-        out.append(r"\end{tabular}")
-        if table.notes:
-            out += [r"\par\smallskip", r"{\footnotesize\raggedright"]
-            out += [_tex_note(note) + r"\par" for note in table.notes]
-            out.append("}")
-        out.append(r"\end{" + table.float + "}")
-        return "\n".join(out) + "\n"
-    for note in table.notes:
-        # A zero-width box: a note longer than the table must not stretch its last column.
-        out.append(r"\multicolumn{" + str(width) + r"}{@{}l}{\makebox[0pt][l]{\footnotesize "
-                   + _tex_note(note) + r"}} \\")
-    out.append(r"\end{tabular}")
-    return "\n".join(out) + "\n"
+    return out
+
+
+def _tex_notes(table: Table) -> list[str]:
+    if not table.notes:
+        return []
+    return ([r"\par\smallskip", r"{\footnotesize\raggedright"]
+            + [_tex_note(note) + r"\par" for note in table.notes] + ["}"])
+
+
+def _longtable(table: Table, wraps: list[bool]) -> list[str]:
+    """A table taller than a page (report/page_fit.py): a `longtable`, which breaks across
+    pages with its header repeated on each. LaTeX sets one only on one-column pages, so in a
+    two-column document it switches to one column before it and back after it (each switch
+    starts a page)."""
+    width = len(table.headers)
+    headers = _tex_headers(table)
+    continued = (r"\multicolumn{" + str(width) + r"}{@{}l}{\textit{Table~\thetable, "
+                 r"continued}} \\")
+    return [r"\makeatletter\if@twocolumn\onecolumn\gdef\factresColumns{\twocolumn}"
+            r"\else\gdef\factresColumns{}\fi\makeatother",
+            "{" + table.tex_size + r"\setlength{\tabcolsep}{" + _TABCOLSEP + "}",
+            r"\begin{longtable}{@{}" + (table.tex_align or table.align) + "@{}}",
+            r"\caption{" + escape.latex(table.caption) + "}",
+            r"\label{tab:" + table.table_id + r"} \\",
+            r"\toprule", *headers, r"\endfirsthead",
+            continued, r"\toprule", *headers, r"\endhead",
+            r"\midrule", r"\multicolumn{" + str(width) + r"}{@{}r}{\textit{continued}} \\",
+            r"\endfoot", r"\bottomrule", r"\endlastfoot",
+            *_tex_rows(table, wraps),
+            r"\end{longtable}", *_tex_notes(table), "}", r"\factresColumns"]
 
 
 # ---- a run's score table (result_schema.MetricsRow) -----------------------------------------

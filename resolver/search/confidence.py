@@ -16,11 +16,16 @@ path shows costs points and names itself as a reason:
      older one somewhere; one such hop is what every single-hop question on an updated key
      has, and the latest is the benchmark's answer)
 
-high: 0 points; medium: 1; low: 2 or more. The weights, RIVAL_MARGIN and REWRITTEN_HOPS were set
-on the dev rows and on synthetic rows (benchmarks/synthetic.py, whose gold takes an older
-version at about a fifth of the hops on purpose), never on the blind or held-out sets; `factres
-oracle calibration` reports how they sort right answers from wrong ones. What no label can see:
-a single-hop question whose gold is an older version of its key (the question does not say so).
+high: 0 points; medium: 1; low: 2 or more. Two signals cap the label at "low" whatever the
+points (`with_contests`, `capped`): a hop reading a contested cell (the ledger holds competing
+values open), and a history cue the reader could not place (docs/history.md). A hop whose older
+version the question asked for ("previous", "as of serial N") costs nothing for it.
+
+The weights, RIVAL_MARGIN and REWRITTEN_HOPS were set on the dev rows and on synthetic rows
+(benchmarks/synthetic.py, whose gold takes an older version at about a fifth of the hops on
+purpose), never on the blind or held-out sets; `factres oracle calibration` reports how they
+sort right answers from wrong ones. What no label can see: a single-hop question whose gold is
+an older version of its key (the question does not say so).
 """
 from __future__ import annotations
 
@@ -72,9 +77,11 @@ def scored(text: str, store, candidate: Candidate) -> Candidate:
     return replace(candidate, score=total, terms=terms)
 
 
-def assess(winner: Candidate | None, candidates: tuple[Candidate, ...] = ()) -> Confidence:
+def assess(winner: Candidate | None, candidates: tuple[Candidate, ...] = (),
+           asked: frozenset[int] = frozenset()) -> Confidence:
     """The label of an answer: `winner` is the winning candidate (None: no answer),
-    `candidates` every candidate the search kept, best first."""
+    `candidates` every candidate the search kept, best first, `asked` the hops (1-based)
+    whose older version the question asked for (a history cue): they are no signal."""
     if winner is None:
         return Confidence(NONE, ("no answer",))
     signals: list[tuple[int, str]] = []
@@ -84,7 +91,7 @@ def assess(winner: Candidate | None, candidates: tuple[Candidate, ...] = ()) -> 
     if rival is not None:
         signals.append((2, f"close rival {rival.answer!r} ({rival.score:.2f} against "
                            f"{winner.score:.2f})"))
-    older = [i for i, h in enumerate(winner.hops, 1) if h.version]
+    older = [i for i, h in enumerate(winner.hops, 1) if h.version and i not in asked]
     if older:
         signals.append((1, "older version taken at hop " + ", ".join(map(str, older))))
     keys = [k for k, _ in winner.terms]
@@ -96,13 +103,27 @@ def assess(winner: Candidate | None, candidates: tuple[Candidate, ...] = ()) -> 
     reverse = [h.relation for h in winner.hops if h.reverse]
     if reverse:
         signals.append((1, "followed back from object to subject: " + ", ".join(reverse)))
-    rewritten = [i for i, h in enumerate(winner.hops, 1) if h.passes_over]
+    rewritten = [i for i, h in enumerate(winner.hops, 1) if h.passes_over and i not in asked]
     if len(rewritten) >= REWRITTEN_HOPS:
         signals.append((1, "hops " + ", ".join(map(str, rewritten)) + " read keys with other "
                            "versions"))
     points = sum(p for p, _ in signals)
     reasons = tuple(r for _, r in signals)
     return Confidence(HIGH if points == 0 else MEDIUM if points == 1 else LOW, reasons)
+
+
+def capped(confidence: Confidence, reasons: tuple[str, ...]) -> Confidence:
+    """The label at most "low", with `reasons` added (none: unchanged). An answer's "none" stays."""
+    if not reasons or confidence.label == NONE:
+        return confidence
+    label = confidence.label if rank(confidence.label) <= rank(LOW) else LOW
+    return Confidence(label, confidence.reasons + tuple(reasons))
+
+
+def with_contests(confidence: Confidence, contests) -> Confidence:
+    """The label of an answer whose path reads contested cells (`contested.contests`): at
+    most "low", each cell named in the reasons."""
+    return capped(confidence, tuple(c.reason() for c in contests))
 
 
 def _close_rival(winner: Candidate, candidates: tuple[Candidate, ...]) -> Candidate | None:

@@ -17,6 +17,8 @@ from resolver.search.candidates import Hop
 from resolver.store.fact_store import FactStore, norm
 from resolver.text.relations import inventory
 
+_UNREAD = object()          # a subject whose head `_reverse` has not read yet
+
 # Work done by the search, counted (not timed) so tests can check that it does not grow with
 # how many versions a key has: `expansions` counts hops followed by plan execution, `keys` the
 # (entity, relation) hop lists made. Module-wide and only ever increasing; read differences.
@@ -101,21 +103,29 @@ class _KeyHops:
         store, entity, relation = self._store, self._entity, self._relation
         out = []
         # A subject that revised its fact many times is named here once per version, and
-        # only its newest fact here can be its head (the key's newest version): read newest
-        # first, each subject (as written) is decided once, at its newest fact, and its
-        # older facts cost one set lookup.
+        # one of them at most is its head: read newest first, each subject (as written) reads
+        # its head once, at its newest fact, and is decided at the fact that is its head (the
+        # newest, unless a correction retracted it: the ledger says), its other facts costing
+        # one set lookup.
         decided: set[str] = set()
+        heads: dict[str, object] = {}
         own = norm(entity)
         for fact in reversed(_symmetric_naming(store, entity, relation)):
             subject = fact.subject
             if subject in decided:
                 continue
-            decided.add(subject)
-            if norm(subject) == own:
-                continue
-            head = store.head(subject, relation)
+            head = heads.get(subject, _UNREAD)
+            if head is _UNREAD:
+                if norm(subject) == own:
+                    decided.add(subject)
+                    continue
+                head = heads[subject] = store.head(subject, relation)
+                if head is None or norm(head.value) != own:
+                    decided.add(subject)          # its head names another entity, or none
+                    continue
             # Lines first: they differ for every other fact, and read at no cost.
-            if head and head.line == fact.line and head.serial == fact.serial:
+            if head.line == fact.line and head.serial == fact.serial:
+                decided.add(subject)
                 out.append(Hop(self._subject, relation, subject, fact.serial, fact.line,
                                fact.text, 0, True, (), head.status))
         out.reverse()               # in serial order, as the facts name the entity

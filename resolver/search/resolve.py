@@ -5,14 +5,16 @@ keep the best complete path. No model and no gold here.
 traces.jsonl records."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from resolver.haystack import Dataset, Question
 from resolver.plan.lexicon import TYPE_ACCEPTS
 from resolver.plan.plans import Compiled, Plan, PlanSet, step_relations
 from resolver.search.candidates import Candidate
-from resolver.search.confidence import Confidence, assess, scored
+from resolver.search.confidence import Confidence, assess, capped, scored, with_contests
+from resolver.search.contested import Contest, contests
+from resolver.search.history import HistoryRead, cues_of, read_history
 from resolver.search.hops import latest_hops
 from resolver.search.path_search import search, select
 from resolver.text.relations import inventory
@@ -36,6 +38,10 @@ class Prediction:
     suspicious: str = ""         # why the selector distrusts its answer ("" if it does not):
                                  # "no complete path" or "answer type mismatch"
     confidence: Confidence | None = None    # how sure the answer is (search.confidence)
+    # The contested cells the winning path reads (search.contested), and what a history cue of
+    # the question did (search.history); in traces.jsonl only when there are some.
+    contests: tuple[Contest, ...] = ()
+    history: HistoryRead | None = None
 
     @property
     def plan(self) -> Plan | None:
@@ -48,7 +54,17 @@ class Prediction:
                 "winner": self.winner.to_json() if self.winner else None,
                 "candidates": [c.to_json() for c in self.candidates],
                 "plans_tried": self.plans_tried, "plan_sets": list(self.plan_sets),
-                "suspicious": self.suspicious} | self.confidence_json()
+                "suspicious": self.suspicious} | self.confidence_json() | self.ledger_json()
+
+    def ledger_json(self) -> dict:
+        """{"contests": [...], "history": {...}}, each only when there is one: a question of
+        the present over a store only ever accepted (every committed run) adds nothing."""
+        out: dict = {}
+        if self.contests:
+            out["contests"] = [c.to_json() for c in self.contests]
+        if self.history is not None:
+            out["history"] = self.history.to_json()
+        return out
 
     def confidence_json(self) -> dict:
         """{"confidence": {label, reasons}}, or {} for a prediction made without one."""
@@ -89,9 +105,9 @@ def resolve_question(question: Question, store, compiled: list[tuple[str, Compil
     suspicious = ""
     if any(k.startswith("type-mismatch") for k, _ in winner.terms):
         suspicious = "answer type mismatch"
-    return Prediction(question.qid, question.text, question.source, winner.answer, "", winner,
-                      tuple(candidates), len(plans), set_ids, suspicious,
-                      assess(winner, tuple(candidates)))
+    return _read_ledger(Prediction(question.qid, question.text, question.source, winner.answer,
+                                   "", winner, tuple(candidates), len(plans), set_ids,
+                                   suspicious, assess(winner, tuple(candidates))), store)
 
 
 def resolve_question_plain(question: Question, store, compiled: list[tuple[str, Compiled]]
@@ -122,9 +138,48 @@ def resolve_question_plain(question: Question, store, compiled: list[tuple[str, 
         return Prediction(question.qid, question.text, question.source, "", reason, None, (),
                           tried, set_ids, "no complete path", assess(None))
     # Plain execution keeps no score: the label reads the terms the search gives its path.
-    return Prediction(question.qid, question.text, question.source, best.answer, "", best,
-                      (best,), tried, set_ids, "" if typed else "answer type mismatch",
-                      assess(scored(question.text, store, best)))
+    return _read_ledger(Prediction(question.qid, question.text, question.source, best.answer,
+                                   "", best, (best,), tried, set_ids,
+                                   "" if typed else "answer type mismatch",
+                                   assess(scored(question.text, store, best))), store)
+
+
+def _read_ledger(prediction: Prediction, store) -> Prediction:
+    """The prediction with what the ledger adds to it: the history a cue of the question asks
+    for (search.history), then the contested cells of the path it answers with
+    (search.contested). A question with no history cue whose path reads no contested cell
+    (every committed question) comes back as it was."""
+    cues = cues_of(prediction.question, store)
+    if cues:
+        prediction = _with_history(prediction, cues, store)
+    winner = prediction.winner
+    found = contests(winner.hops, store) if winner is not None else ()
+    if found:
+        prediction = replace(prediction, contests=found,
+                             confidence=with_contests(prediction.confidence, found))
+    return prediction
+
+
+def _with_history(prediction: Prediction, cues, store) -> Prediction:
+    winner = prediction.winner
+    # plain execution keeps no terms: the hop a cue names is read from the search's terms
+    terms = winner.terms or scored(prediction.question, store, winner).terms
+    found = read_history(winner, cues, store, terms)
+    note = found.read
+    if found.candidate is None:
+        return replace(prediction, answer="", reason=f"history: {note.note}", winner=None,
+                       history=note, confidence=assess(None))
+    if not note.placed:
+        return replace(prediction, history=note,
+                       confidence=capped(prediction.confidence, (note.note,)))
+    walked = found.candidate
+    # the label of the path walked again: its rivals are the search's; the hops whose older
+    # version the question asked for are no signal
+    scored_walk = replace(winner, hops=walked.hops) if winner.terms else \
+        replace(scored(prediction.question, store, winner), hops=walked.hops)
+    confidence = assess(scored_walk, prediction.candidates, frozenset(note.hops))
+    return replace(prediction, answer=walked.answer, winner=walked, history=note,
+                   confidence=confidence)
 
 
 def resolve_dataset(dataset: Dataset, plan_sets: list[PlanSet],

@@ -6,7 +6,9 @@
 Routes: `POST /v1/chat/completions` (the answer, or its server-sent events), `GET /v1/models`
 and `GET /v1/models/{name}` (the names accepted, factres's version, plan sets and mode, the
 cache's state); with a store folder (`ServeConfig.store`), the named memories (named.py): the
-same two under `/v1/memories/NAME/`, `GET /v1/memories` and `DELETE /v1/memories/NAME`. Every refusal is OpenAI's error object (api_errors.py) with its status (the
+same two under `/v1/memories/NAME/`, `POST /v1/memories/NAME/operations` (P-Mem patches, issue
+32: `Memory.apply`), `GET /v1/memories` and `DELETE /v1/memories/NAME`. Every refusal is OpenAI's
+error object (api_errors.py) with its status (the
 question a memory refuses, such as one over MAX_QUESTION characters, is the client's: a 400);
 a fault of the server's own is a 500 of the same shape, logged, and the server keeps serving.
 Never a traceback to the client.
@@ -37,7 +39,7 @@ import orjson
 from resolver.errors import InputError, MissingExtraError, clip
 from resolver.haystack import MAX_QUESTION
 from resolver.memory.memory import Answer
-from resolver.serve.api_errors import (SHOWN_PATH, ApiError, bad_request, internal,
+from resolver.serve.api_errors import (SHOWN_PATH, ApiError, bad_request, internal, invalid_json,
                                        method_not_allowed, missing_key, model_not_found,
                                        question_too_long, stopping, unknown_url, wrong_key)
 from resolver.serve.body import read_body
@@ -245,19 +247,27 @@ def create_app(config: ServeConfig) -> Starlette:
             check_name(request.path_params["memory"])
         return _json(service.models())
 
-    async def named_chat(request: Request) -> Response:
+    async def named_body(request: Request) -> tuple[str, bytes | None]:
+        """A named memory's request: the name checked, and the body (None: the client went
+        away)."""
         service.authorize(request)
         name = request.path_params["memory"]
         check_name(name)
-        timing: dict[str, float] = {}
-        clock = _Clock(timing)
         try:
-            body = await read_body(request.stream(), request.headers.get("content-length"),
-                                   config.max_body, config.body_timeout)
+            return name, await read_body(request.stream(),
+                                         request.headers.get("content-length"),
+                                         config.max_body, config.body_timeout)
         except ClientDisconnect:
-            return Response(status_code=400)
+            return name, None
         except asyncio.CancelledError:      # the server stops (E31): a 503, no traceback
             raise stopping(SHUTDOWN_TIMEOUT) from None
+
+    async def named_chat(request: Request) -> Response:
+        timing: dict[str, float] = {}
+        clock = _Clock(timing)
+        name, body = await named_body(request)
+        if body is None:
+            return Response(status_code=400)
         clock.lap("read")
         try:
             streamed, reply = await run_in_threadpool(service.named_reply, name, body, clock)
@@ -269,6 +279,24 @@ def create_app(config: ServeConfig) -> Starlette:
             log.exception("named chat completion failed")
             raise internal(type(exc).__name__) from None
         return _reply(streamed, reply, timing)
+
+    async def named_operations(request: Request) -> Response:
+        # issue 32: P-Mem's patches (one object, or a list of them) applied to the memory
+        name, body = await named_body(request)
+        if body is None:
+            return Response(status_code=400)
+        patches = read_patches(body)
+        try:
+            done = await run_in_threadpool(service.named.operate, name, patches)
+        except ApiError:
+            raise
+        except asyncio.CancelledError:
+            raise stopping(SHUTDOWN_TIMEOUT) from None
+        except Exception as exc:            # a fault of ours: say so, log it, keep serving
+            log.exception("named operations failed")
+            raise internal(type(exc).__name__) from None
+        return _json({"object": "list", "memory": name,
+                      "data": [{"object": "memory.operation", **a.to_json()} for a in done]})
 
     async def named_list(request: Request) -> Response:
         service.authorize(request)
@@ -319,6 +347,8 @@ def create_app(config: ServeConfig) -> Starlette:
     if service.named is not None:
         routes += [Route("/v1/memories", named_list, methods=["GET"]),
                    Route("/v1/memories/{memory}", named_delete, methods=["DELETE"]),
+                   Route("/v1/memories/{memory}/operations", named_operations,
+                         methods=["POST"]),
                    Route("/v1/memories/{memory}/chat/completions", named_chat,
                          methods=["POST"]),
                    Route("/v1/memories/{memory}/models", models, methods=["GET"]),
@@ -383,6 +413,32 @@ def _reply(streamed: bool, reply, timing: dict[str, float]) -> Response:
         return StreamingResponse(iter(reply), media_type="text/event-stream",
                                  headers=header | {"cache-control": "no-cache"})
     return Response(reply, media_type=JSON, headers=header)
+
+
+def read_patches(body: bytes) -> list:
+    """The patches of an operations request: one patch object, or a list of them, each
+    checked (`read_patch`); ApiError 400 naming the field of the first bad one."""
+    from resolver.store.operations import EXPECTED_PATCH, read_patch
+    from resolver.strict_json import loads
+    try:
+        data = loads(body)
+    except InputError as exc:
+        raise invalid_json(str(exc)) from None
+    items = data if isinstance(data, list) else [data]
+    if not items:
+        raise bad_request(f"No operation given: expected {EXPECTED_PATCH}, or a list of them.",
+                          code="invalid_value")
+    out = []
+    for index, item in enumerate(items):
+        try:
+            out.append(read_patch(item))
+        except InputError as exc:
+            field = getattr(exc, "field", None)
+            where = f"operations[{index}]" if isinstance(data, list) else None
+            param = ".".join(p for p in (where, field) if p) or None
+            raise bad_request(f"Invalid operation: {exc.render()}", param=param,
+                              code="invalid_value") from None
+    return out
 
 
 def _json(data: dict) -> Response:

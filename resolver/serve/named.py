@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from resolver.errors import InputError, MemoryFileError, MemoryLockedError
+from resolver.errors import InputError, MemoryFileError, MemoryLockedError, ProvenanceError
 from resolver.memory.memory import Answer, Memory
 from resolver.serve.api_errors import SERVER_ERROR, ApiError, bad_request
 from resolver.serve.cache import MemoryCache, estimate_bytes
@@ -210,6 +210,29 @@ class NamedMemories:
                                 dict(sorted(Counter(r.kind for r in reports).items())),
                                 tuple(reports[:20]))
         return answer, remembered, cached, len(rest)
+
+    def operate(self, name: str, patches: list) -> list:
+        """Apply `patches` (checked already: `resolver.store.operations.read_patch`) to the
+        memory `name` (made when there is none), in order, each one operation of its log
+        (`Memory.apply`); the `Applied` of each. A refused one (ProvenanceError) stops them,
+        the ones before it applied, and is raised as ApiError 422 naming its index (not 409:
+        OpenAI's clients send a 409 again, and the operations before it would be refused)."""
+        while True:
+            entry, _ = self.entry(name)
+            with entry.lock:
+                if entry.closed:                       # evicted meanwhile: open it again
+                    continue
+                done = []
+                try:
+                    for patch in patches:
+                        done.append(entry.memory.apply(patch))
+                except MemoryFileError as exc:
+                    raise _unwritable(name, exc) from None
+                except ProvenanceError as exc:
+                    raise ApiError(422, f"Operation {len(done)} refused: {exc} ({len(done)} "
+                                   "before it applied).", param=f"operations[{len(done)}]",
+                                   code="operation_refused") from None
+                return done
 
     def listing(self) -> list[dict]:
         """Every named memory of the folder, by name, with its size in bytes (the -wal and

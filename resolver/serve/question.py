@@ -13,8 +13,9 @@ whole message is memory, and the reply is empty with the reason "no question fou
 
 The question sentence: on its line (or two lines, when it runs over them, or after a
 "Question:" label on the line before), after the line's last numbered fact, from the last
-sentence end before which a complete sentence stands (`_complete`: a name holding ". ", "St.
-Kitts", "Part 1. What Lies Beneath", stays in the question), a "Question:" label left out; a
+sentence end before which a complete sentence stands (`_complete`: a name holding ". " or
+"! ", "St. Kitts", "Part 1. What Lies Beneath", "Oklahoma! play", stays in the question), a
+"Question:" label left out; a
 sentence ends at ".", "!" or "?" and a blank, or at a line break, so a last fact written without
 its full stop stays memory."""
 from __future__ import annotations
@@ -93,7 +94,7 @@ def find_question(text: str) -> Found:
     if text.endswith(cue, 0, end):
         end = _blank_end(text, end - len(cue))
     last = _last_serial(text, 0, end)
-    found = _asked(text, 0 if last is None else last.end(), end, before=False)
+    found = _asked(text, 0 if last is None else last.end(), end, before=False, fact=last)
     if found is None and last is not None:
         # a question put before the facts: looked for in the text before the first one
         first = _SERIAL_AT.search(text, 0, end)
@@ -102,12 +103,17 @@ def find_question(text: str) -> Found:
     return found or Found(len(text), len(text), "", NOT_FOUND)
 
 
-def _asked(text: str, low: int, end: int, before: bool) -> Found | None:
+def _asked(text: str, low: int, end: int, before: bool, fact: re.Match | None = None
+           ) -> Found | None:
     """The question in text[low:end], which holds no numbered fact's serial: the last
     question sentence ending with "?" (any text after it holding none), else the last line
     that asks (`_asking_line`); None when there is neither. `before`: the text is what stands
-    before the facts, so the question's part ends with the question (the rest is memory)."""
+    before the facts, so the question's part ends with the question (the rest is memory).
+    `fact`: the serial of the numbered fact text[low:] starts in, whose own text is no
+    question when it reads as a fact (`_fact_holds`, `_asking_line`)."""
     mark = end if text.endswith("?", low, end) else _last_mark(text, low, end)
+    if mark is not None and fact is not None and _fact_holds(text, fact, mark):
+        mark = None
     if mark is not None:
         start, asked = _question_start(text, mark)
         question = text[asked:mark]
@@ -115,7 +121,7 @@ def _asked(text: str, low: int, end: int, before: bool) -> Found | None:
             question = " ".join(question.split())
         return Found(start, mark if before else len(text), question,
                      BEFORE_FACTS if before else LAST_SENTENCE)
-    line = _asking_line(text, low, end)
+    line = _asking_line(text, low, end, fact)
     if line is None:
         return None
     start, asked, stop = line
@@ -136,13 +142,28 @@ def _last_mark(text: str, low: int, end: int) -> int | None:
         at = mark
 
 
-def _asking_line(text: str, low: int, end: int) -> tuple[int, int, int] | None:
+def _fact_holds(text: str, fact: re.Match, mark: int) -> bool:
+    """Whether the "?" ending at `mark` is inside the numbered fact's own text, a name's ("0.
+    The author of What Is Art? is Leo Tolstoy.", "0. Who Are You? was performed by The Who.",
+    verification U06): on the fact's line, a lower-case word follows it, no sentence of the
+    fact ends before it, and the line reads as a fact."""
+    stop = text.find("\n", mark)
+    stop = len(text) if stop < 0 else stop
+    goes_on = text[mark:stop].lstrip()
+    return (goes_on[:1].islower() and "\n" not in text[fact.end():mark]
+            and not _cuts(text, fact.end(), mark, fact=True)
+            and reads_as_fact(text[fact.start():stop]))
+
+
+def _asking_line(text: str, low: int, end: int, fact: re.Match | None = None
+                 ) -> tuple[int, int, int] | None:
     """(where the question part starts, where the question starts, where it ends) for the
     last line of text[low:end] that asks without "?" (E08), among its last QUESTION_LINES
     non-blank lines: a line after a "Question:" label (on it, or alone on the line before),
     else a line whose last sentence opens with an interrogative ("Who is Tim Cook employed
     by"), else one that opens with an imperative ("Name the employer of Tim Cook"); None when
-    no line asks."""
+    no line asks. The numbered fact `fact` (text[low:] starts in its text) is not a line that
+    asks when it reads as a fact ("0. Who Framed Roger Rabbit is employed by Disney.")."""
     lines = []                                   # (start, end) of non-blank lines, last first
     stop = end
     while stop > low and len(lines) < QUESTION_LINES:
@@ -163,7 +184,9 @@ def _asking_line(text: str, low: int, end: int) -> tuple[int, int, int] | None:
             begin = _skip_blanks(text, start, stop)
             cuts = _cuts(text, begin, stop)
             for at in (cuts[-1], begin) if cuts else (begin,):
-                if opens.match(text, at, stop):
+                if opens.match(text, at, stop) and not (
+                        at == low and fact is not None
+                        and reads_as_fact(text[fact.start():stop])):
                     return start, at, stop
     return None
 
@@ -244,30 +267,43 @@ def _cuts(text: str, start: int, end: int, fact: bool = False) -> list[int]:
     with a question word ("1. Who Framed Roger Rabbit is employed by Disney.")."""
     cuts, sentence = [], start
     for boundary in _BOUNDARY.finditer(text, start, end):
-        if _complete(text[sentence:boundary.start() + 1], asks=not (fact and not cuts)):
+        if _complete(text[sentence:boundary.start() + 1], asks=not (fact and not cuts),
+                     goes_on=text[boundary.end():boundary.end() + 1].islower()):
             cuts.append(boundary.end())
             sentence = boundary.end()
     return cuts
 
 
-def _complete(sentence: str, asks: bool = True) -> bool:
+def _complete(sentence: str, asks: bool = True, goes_on: bool = False) -> bool:
     """Whether `sentence` (ending with ".", "!" or "?") is a sentence of its own, after which
     a question may start (verification D01, D02): not one capitalised word ("Kitts."), not
     ending in an abbreviation or an initial ("St.", "D.C.", "L.") or in a name's number ("Part
     1."), and not a question cut inside a name (opening with an interrogative and ending at a
     capitalised word: "Who is the author of The Great Gatsby.", unless `asks` is false: a
-    numbered fact's text). MQuAKE names hold ". "."""
+    numbered fact's text). MQuAKE names hold ". " and "! " ("What type of music does Oklahoma!
+    play?", "Hey! Say! JUMP", verification U06), so a "!" is read as ".": a question cut there
+    is not a sentence. A "?" ends one, unless such a question cut goes on with a lower-case
+    word (`goes_on`: "What type of music does Who Are You? play?"), so "Where is Paris? Who
+    is ...?" still asks the last."""
     sentence = sentence.strip()
-    if sentence.endswith(("?", "!", "..")):
+    if sentence.endswith("..") or (sentence.endswith("?") and not goes_on):
         return True
     words = sentence[:-1].split()
+    if sentence.endswith(("?", "!")):
+        return not (asks and len(words) > 1 and _cut_in_name(sentence, words[-1]))
     if len(words) < 2:
         return False
     last = words[-1]
     if ABBREVIATION.match(last) or (last.isdigit() and words[-2][:1].isupper()):
         return False
+    return not (asks and _cut_in_name(sentence, last))
+
+
+def _cut_in_name(sentence: str, last: str) -> bool:
+    """Whether `sentence` is a question cut inside a name: it opens with an interrogative (after
+    a "Question:" label) and ends at a capitalised word or a number."""
     label = harness.QUESTION_LABEL.match(sentence)
-    return not (asks and _INTERROGATIVE.match(sentence, label.end() if label else 0)
+    return bool(_INTERROGATIVE.match(sentence, label.end() if label else 0)
                 and (last[:1].isupper() or last[:1].isdigit()))
 
 

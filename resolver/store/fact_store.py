@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 from resolver.errors import ProvenanceError, clip
-from resolver.store.provenance import Ledger, Operation, Version
+from resolver.store.provenance import (ACCEPT, CONTEST, NOOP, OPERATIONS, REJECT, RESOLVE,
+                                       REVOKE, Ledger, Operation, Version)
 from resolver.text.facts import Fact
 from resolver.text.relations import inventory
 
 _WORD = re.compile(r"\w+")
+# The operations that write a version holding a value.
+WRITES = (ACCEPT, REJECT, CONTEST)
 
 
 @lru_cache(maxsize=1 << 16)      # the search normalises the same few names again and again
@@ -180,6 +183,34 @@ def _writes(facts: Iterable[Fact], normed: dict[str, str] | None = None
         yield (s, fact.relation), fact.object, fact
 
 
+def _written_of(operations: Iterable[Operation], facts: Sequence[Fact]) -> list[Fact]:
+    """The versions `operations` wrote besides the accepts of `facts`, as facts: the evidence
+    when it is one (in process), else made from the key, value and evidence (a memory file
+    keeps those), the subject spelled as the evidence text writes it when it holds it."""
+    own = {id(f) for f in facts}
+    out = []
+    for op in operations:
+        if op.op not in WRITES or (op.op == ACCEPT and id(op.evidence) in own):
+            continue
+        ev = op.evidence
+        if ev.__class__ is Fact and ev.object == op.value:
+            out.append(ev)
+            continue
+        subject = _spelled(op.key[0], ev.text)
+        out.append(Fact(ev.serial, subject, op.key[1], op.value, ev.line, ev.text))
+    return out
+
+
+def _spelled(key: str, text: str) -> str:
+    """The name `key` (normalised) as `text` writes it, else `key` itself."""
+    at = text.casefold().find(key)
+    if at >= 0 and len(text.casefold()) == len(text):
+        found = text[at:at + len(key)]
+        if norm(found) == key:
+            return found
+    return key
+
+
 def _increasing(facts: tuple[Fact, ...]) -> bool:
     last = -1
     for fact in facts:
@@ -200,6 +231,12 @@ class FactStore:
         replayed from its operation log, `Ledger.replay`, where operations other than the
         facts' accepts are recorded); by default it is built from the facts on first use."""
         self._facts: list[Fact] | tuple[Fact, ...] = []
+        # The versions that entered by an operation other than a fact line's accept (a
+        # correction line, an API patch: `operate`), as facts: the lookup tables, the names
+        # and the reverse hops hold them as they hold the store's facts.
+        self._written: list[Fact] = []
+        # The highest serial an operation's evidence had (every operation takes one).
+        self._operated = -1
         self._built: _Index | None = None
         self._ledger: Ledger | None = None
         self._token_index: dict[tuple[str, ...], set[str]] | None = None
@@ -216,6 +253,9 @@ class FactStore:
         else:
             self.extend(facts)
         self._ledger = ledger
+        if ledger is not None and ledger.logged != len(self._facts):
+            # operations besides the facts' accepts: their versions are the store's too
+            self._adopt_operations(ledger.operations(), self._facts)
 
     def __getstate__(self) -> dict:
         """What a copy or a pickle of the store holds: the facts, the lookup tables and the
@@ -255,6 +295,63 @@ class FactStore:
                 self._token_index = None
                 self._name_reads = {}
 
+    def operate(self, op: str, subject: str, relation: str, value: str | None,
+                evidence: Fact) -> int:
+        """Do one ledger operation (`resolver.store.provenance`: accept, reject, contest,
+        revoke, resolve, noop) on the key (subject, relation), with a fact as its evidence
+        (its serial, line and text; for a version it writes, its subject as written and its
+        value): a version it writes is in the lookup tables, the names and the reverse hops
+        from then on, as a fact line's is. `value`: what revoke retracts (None: the head),
+        what resolve chooses, what noop supports. Returns what the ledger's operation returns;
+        ProvenanceError (nothing changed) when the ledger refuses it."""
+        _check_relation(relation)
+        key = (norm(subject), relation)
+        ledger = self.ledger
+        self._operated = max(self._operated, evidence.serial)
+        if op in WRITES:
+            vid = getattr(ledger, op)(key, value, evidence)
+            self._adopt([evidence])
+        elif op == REVOKE:
+            vid = ledger.revoke(key, evidence, value)
+        elif op == RESOLVE:
+            vid = ledger.resolve(key, value, evidence)
+        elif op == NOOP:
+            vid = ledger.noop(key, value, evidence)
+        else:
+            raise ProvenanceError(f"unknown operation {op!r} (expected one of "
+                                  f"{', '.join(OPERATIONS)})")
+        return vid
+
+    def _adopt_operations(self, operations: list[Operation], facts: Sequence[Fact]) -> None:
+        """Take the versions and serials of `operations` (besides the accepts of `facts`)."""
+        self._adopt(_written_of(operations, facts))
+        own = {id(f) for f in facts}
+        self._operated = max((o.evidence.serial for o in operations
+                              if o.evidence is not None and id(o.evidence) not in own),
+                             default=self._operated)
+
+    def _adopt(self, written: list[Fact]) -> None:
+        if not written:
+            return
+        self._written.extend(written)
+        if self._built is not None:
+            self._built.add(written)
+        self._token_index = None
+        self._name_reads = {}
+
+    @property
+    def last_serial(self) -> int | None:
+        """The highest serial of the store's facts and of every operation's evidence (a line
+        or patch without a serial takes the next one), None when there is none."""
+        last = self._operated
+        if self._facts:
+            last = max(last, self._facts[-1].serial)
+        return None if last < 0 else last
+
+    def written(self) -> tuple[Fact, ...]:
+        """The versions that entered by an operation (`operate`), as facts, in arrival order."""
+        return tuple(self._written)
+
     @classmethod
     def replayed(cls, entries: Iterable[Fact | Operation]) -> "FactStore":
         """A store rebuilt from its operation log (`Ledger.operations`, as a memory file keeps
@@ -275,6 +372,7 @@ class FactStore:
         if start < len(entries):
             ledger.accept_many(_writes(entries[start:] if start else entries, normed))
         store._ledger = ledger
+        store._adopt_operations([e for e in entries if e.__class__ is not Fact], ())
         return store
 
     @property
@@ -283,6 +381,8 @@ class FactStore:
         if built is None:
             built = _Index()
             built.add(self._facts)
+            if self._written:
+                built.add(self._written)
             # Assigned only once complete, so a concurrent reader never sees half a table.
             self._built = built
         return built

@@ -9,8 +9,9 @@ marked as a factres memory (`application_id`) with its schema version (`user_ver
 Durability: WAL journal, one transaction per commit (`BEGIN IMMEDIATE` ... `COMMIT`), so a
 process killed at any moment leaves the state of some whole commit. `synchronous=NORMAL` keeps a
 commit through a crash of the process; `fsync=True` (`FULL`) through a power loss too, at the
-cost of a sync per commit. One writer: `WriterLock` (writer_lock.py) for as long as the file is
-open for writing; readers never take it and see each new commit on their next read
+cost of a sync per commit. A new file (and a backup) is made whole before it appears at its
+path (new_file.py). One writer: `WriterLock` (writer_lock.py) for as long as the file is open
+for writing; readers never take it and see each new commit on their next read
 (`changed`, SQLite's `data_version`). The schema is in docs/memory.md."""
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from resolver.store.fact_store import norm
 from resolver.store.provenance import ACCEPT, Evidence, Ledger, Operation
 from resolver.store.record import (BYTES, ERASURE, KINDS, TEXT, Change, LogEntry, Record,
                                    Saved)
+from resolver.store.new_file import make_whole, remove_leftover
 from resolver.store.writer_lock import WriterLock
 from resolver.text.facts import Fact
 
@@ -103,21 +105,38 @@ def check_path(path: Path, readonly: bool) -> bool:
                               "open it so), or write permission on the file")
     with open(path, "rb") as handle:
         head = handle.read(100)
-    size = path.stat().st_size
     if not head:
         raise MemoryFileError("is empty, not a factres memory", path=where,
                               expected="a memory file, or a path where no file is yet")
     if len(head) < 100 or not head.startswith(MAGIC):
         raise MemoryFileError("is not an SQLite file, so not a factres memory", path=where,
                               expected="a memory file made by Memory.open or factres memory")
+    short = _short_of_header(path)
+    if short and not _has_wal(path):
+        raise MemoryFileError(f"is truncated: {short}", path=where, expected=REMEDY)
+    return True
+
+
+def _short_of_header(path: Path) -> str | None:
+    """"N bytes where its header says M" when the file's header says it is longer than it is;
+    None when it is not (or the header gives no size)."""
+    with open(path, "rb") as handle:
+        head = handle.read(100)
+    size = path.stat().st_size
     page = int.from_bytes(head[16:18], "big")
     page = 65536 if page == 1 else page
     pages = int.from_bytes(head[28:32], "big")
     # the header's page count holds when its version-valid-for number is the change counter's
-    if head[92:96] == head[24:28] and pages * page > size:
-        raise MemoryFileError(f"is truncated: {size:,} bytes where its header says "
-                              f"{pages * page:,}", path=where, expected=REMEDY)
-    return True
+    if len(head) == 100 and head[92:96] == head[24:28] and pages * page > size:
+        return f"{size:,} bytes where its header says {pages * page:,}"
+    return None
+
+
+def _has_wal(path: Path) -> bool:
+    """Whether a write-ahead log with frames is beside the file: the database is then the file
+    and the log together, as SQLite reads them (a checkpoint cut short by a full disk leaves a
+    file whose header counts pages that are still only in the log, verification U12)."""
+    return _size(str(path) + "-wal") > 32            # 32 bytes: the log's header alone
 
 
 class MemoryFile(Record):
@@ -140,10 +159,19 @@ class MemoryFile(Record):
         if not readonly:
             self._lock = WriterLock(file, timeout)
         try:
+            if not readonly:
+                # the lock held: the path is made whole (new_file.py), or was made by another
+                # writer meanwhile; what a creator killed earlier left beside it goes
+                remove_leftover(file)
+                if not exists and not check_path(file, readonly):
+                    self._create(file, fsync)
+                elif not exists:
+                    self._check_kind(file, readonly)
             self._conn = self._connect(file, readonly, timeout, fsync)
-            if not readonly and not self._is_memory():
-                self._create()
             self._check_kind(file, readonly, self._conn)
+            short = _short_of_header(file)
+            if short:
+                self._check_pages(short)
             self._version = self._data_version()
             self._arrivals = self._scalar("SELECT coalesce(max(arrival) + 1, 0) FROM chunks")
             self._logged = self._scalar("SELECT coalesce(max(seq) + 1, 0) FROM operations")
@@ -212,12 +240,23 @@ class MemoryFile(Record):
             raise MemoryFileError(f"is damaged: table(s) {', '.join(sorted(_TABLES - tables))} "
                                   "missing", path=self.path, expected=REMEDY)
 
-    def _is_memory(self) -> bool:
-        return self._scalar("PRAGMA application_id") == APPLICATION_ID
-
-    def _create(self) -> None:
-        conn = self._conn
+    def _check_pages(self, short: str) -> None:
+        """The file is shorter than its header says, with a write-ahead log beside it: sound
+        when the log holds the pages the file lacks, which SQLite reads and checks
+        (`quick_check`); else truncated."""
         try:
+            found = [r[0] for r in self._conn.execute("PRAGMA quick_check").fetchall()]
+        except sqlite3.Error as exc:
+            found = [str(exc)]
+        if found != ["ok"]:
+            raise MemoryFileError(f"is truncated: {short}, and its write-ahead log does not "
+                                  f"hold the rest ({found[0]})", path=self.path,
+                                  expected=REMEDY)
+
+    def _create(self, file: Path, fsync: bool) -> None:
+        """A new empty memory at `file`, made whole before it appears there (new_file.py):
+        never a file without its schema, whatever moment the process is killed at."""
+        def initialise(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -229,9 +268,15 @@ class MemoryFile(Record):
                               ("created_by", f"factres {__version__}"),
                               ("created", _now())])
             conn.execute("COMMIT")
+
+        try:
+            make_whole(file, initialise, fsync)
         except sqlite3.Error as exc:
-            _rollback(conn)
             raise self._error("cannot be created", exc) from None
+        except OSError as exc:
+            raise MemoryFileError(f"cannot be created: {exc.strerror or exc}", path=self.path,
+                                  expected="a folder you may write in, with room on its disk"
+                                  ) from None
 
     # ---- the record ----------------------------------------------------------------------
     def load(self) -> Saved:
@@ -422,19 +467,15 @@ class MemoryFile(Record):
             raise MemoryFileError(f"the folder {target.parent} does not exist", path=where,
                                   expected="a path in an existing folder")
         try:
-            copy = sqlite3.connect(target, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise MemoryFileError(f"cannot be created: {exc}", path=where,
-                                  expected="a folder you may write in") from None
-        try:
-            self._conn.backup(copy)
-            copy.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.Error as exc:
-            copy.close()
-            target.unlink(missing_ok=True)
+            make_whole(target, self._conn.backup)     # no file at `target` until it is whole
+        except FileExistsError as exc:
+            raise MemoryFileError(f"exists already, or another process is making it ({exc}): "
+                                  "a backup never overwrites a file", path=where,
+                                  expected="a path where no file is yet") from None
+        except (sqlite3.Error, OSError) as exc:
             raise MemoryFileError(f"the backup failed: {exc}", path=where,
-                                  expected="room on the disk for a copy") from None
-        copy.close()
+                                  expected="room on the disk for a copy, in a folder you may "
+                                  "write in") from None
 
     def close(self) -> None:
         if self._conn is not None:

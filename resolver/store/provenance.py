@@ -46,6 +46,9 @@ Operations (each checks everything before it changes anything; a refused operati
                              back one predecessor at a time. Refused on an empty key and on a
                              contested key (resolve first: a retraction restores a value, not a
                              contest).
+    revoke(key, ev, value)   the version holding value is retracted: the head as above; an open
+                             alternative (the contest closes with the last one) or an older
+                             version of the lineage is marked revoked, the head stays.
     resolve(key, choice[, ev]) choice (a version id, or a value) is the head or one open
                              alternative of a contested key; it becomes the head (active) and
                              the other parties are contradicted. Choosing an alternative writes
@@ -119,7 +122,8 @@ class Operation(NamedTuple):
     op: str                            # one of OPERATIONS
     key: tuple[str, ...]
     value: str | None                  # written (accept, contest, reject), supported (noop) or
-                                       # chosen (resolve); None for a revoke
+                                       # chosen (resolve); for a revoke None (the head), or
+                                       # the value of the older version it retracted
     evidence: "EvidenceLike | None"    # None only for a resolve given no evidence
 
 
@@ -289,6 +293,8 @@ class Ledger:
         self._log_op = bytearray()
         self._log_vid = array("i")
         self._log_evidence: dict[int, EvidenceLike] = {}   # a resolve's evidence, when given
+        # A revoke of a version other than the head: log entry -> the version it retracted.
+        self._log_target: dict[int, int] = {}
 
     @property
     def revision(self) -> int:
@@ -509,21 +515,25 @@ class Ledger:
         self._open.setdefault(key, []).append(vid)
         return self._logged(_CONTEST, vid)
 
-    def revoke(self, key: tuple[str, ...], evidence: EvidenceLike) -> int:
+    def revoke(self, key: tuple[str, ...], evidence: EvidenceLike, value: str | None = None
+               ) -> int:
         """Retract the head: a tombstone revokes it and its most recent predecessor that is
-        not revoked becomes the head again (the key is empty when there is none)."""
+        not revoked becomes the head again (the key is empty when there is none). With
+        `value`, retract the version holding it: the head (as without), else an open
+        alternative of a contested head (the contest closes when it was the last) or an older
+        version of the head's lineage (the newest holding it), which is marked revoked while
+        the head stays; refused when no such version holds it."""
         if type(key) is not tuple:
             raise ProvenanceError(f"a key is a tuple of strings; got {key!r}")
         _check_evidence(evidence)
         head = self._need_head(key, "revoke", None)
+        if value is not None and self._value[head] != value:
+            return self._revoke_older(key, head, value, evidence)
         if key in self._open:
             raise ProvenanceError(
                 f"cannot revoke {show_key(key)}: it is contested (head #{head} and "
                 f"{len(self._open[key])} open alternative(s)); settle it with resolve first")
-        tomb = self._append(key, None, evidence, REVOKED, 0, _NONE)
-        self._irregular.add(key)
-        self._edge(_REVOKES, tomb, head)
-        self._status[head] = _REVOKED
+        tomb = self._tombstone(key, head, evidence)
         back = self._pred_of(head)
         while back != _NONE and self._status[back] == _REVOKED:
             back = self._pred_of(back)
@@ -532,6 +542,34 @@ class Ledger:
         else:
             self._status[back] = _ACTIVE
             self._set_head(key, back)
+        return self._logged(_REVOKE, tomb)
+
+    def _tombstone(self, key, target: int, evidence) -> int:
+        """The tombstone of a revoke, written: it revokes `target`."""
+        tomb = self._append(key, None, evidence, REVOKED, 0, _NONE)
+        self._irregular.add(key)
+        self._edge(_REVOKES, tomb, target)
+        self._status[target] = _REVOKED
+        return tomb
+
+    def _revoke_older(self, key, head: int, value: str, evidence) -> int:
+        """`revoke` of the version holding `value` that is not the head (see `revoke`)."""
+        alternatives = self._open.get(key, [])
+        target = next((a for a in alternatives if self._value[a] == value), None)
+        if target is None:
+            target = next((v for v in self._lineage(key)[1:] if self._value[v] == value
+                           and v not in alternatives), None)
+        if target is None:
+            raise ProvenanceError(f"cannot revoke {value!r} of {show_key(key)}: no version "
+                                  f"the key holds has it (head #{head} is "
+                                  f"{self._value[head]!r})")
+        tomb = self._tombstone(key, target, evidence)
+        if target in alternatives:
+            alternatives.remove(target)
+            if not alternatives:
+                del self._open[key]
+                self._status[head] = _ACTIVE
+        self._log_target[len(self._log_op)] = target
         return self._logged(_REVOKE, tomb)
 
     def resolve(self, key: tuple[str, ...], choice: int | str,
@@ -629,7 +667,10 @@ class Ledger:
                 evidence = resolved.get(i)
             else:
                 evidence = evidences[vid]
-            out.append(Operation(OPERATIONS[code], keys[kno[vid]], values[vid], evidence))
+            value = values[vid]
+            if code == _REVOKE and i in self._log_target:
+                value = values[self._log_target[i]]        # the version it retracted
+            out.append(Operation(OPERATIONS[code], keys[kno[vid]], value, evidence))
         return out
 
     def apply(self, operation: Operation) -> int:
@@ -643,7 +684,7 @@ class Ledger:
         if op == CONTEST:
             return self.contest(key, value, evidence)
         if op == REVOKE:
-            return self.revoke(key, evidence)
+            return self.revoke(key, evidence, value)
         if op == RESOLVE:
             return self.resolve(key, value, evidence)
         if op == NOOP:

@@ -235,6 +235,9 @@ class ParseResult:
     # Lines that held more than one fact ("0. ... Apple. 1. ... Google."), read piece by
     # piece (segment.py): their facts and unparsed pieces carry the piece's own text.
     several: tuple[int, ...] = ()
+    # The correction lines of the context, each with what it did to the store
+    # (`resolver.store.operations.read_context`; never cached: read again on each load).
+    corrections: tuple = ()
 
 
 def several_note(lines: tuple[int, ...]) -> str:
@@ -437,7 +440,18 @@ def parse_normalised(text: str, path: str | None = None, notes: tuple[str, ...] 
     facts, unparsed, several = _split_lines(source, text, facts, unparsed)
     if several:
         notes += (several_note(several),)
-    _check_serials(facts, path)
+    try:
+        _check_serials(facts, path)
+    except InputError:
+        # A correction line with a serial of its own ("5. The report that ... was an
+        # error.") reads as a fact too; it is no fact (store/operations.read_context takes it
+        # out), so its serial is not one of the facts' (checked again without such lines).
+        from resolver.text.cues import candidate_lines, cued
+        lines = source
+        cues = {i + 1 for i in candidate_lines(text) if cued(lines[i])}
+        if not cues:
+            raise
+        _check_serials([f for f in facts if f.line not in cues], path)
     return ParseResult(tuple(facts), tuple(unparsed), count - blank, has_header, path,
                        blank, notes, several)
 

@@ -59,13 +59,16 @@ def _unquote(literal: str) -> str:
     return ast.literal_eval(literal)
 
 
-def fact_alternatives(text: str) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
-    """(alias, symbols) of each alternative of the `fact` rule, in grammar order, read from the
-    grammar text. A symbol is ("name", TERMINAL) or ("literal", its text). The rule runs from
-    `fact:` through the lines that continue it with `|` (comment lines skipped)."""
-    start = _RULE_START.search(text)
+def fact_alternatives(text: str, rule: str = "fact"
+                      ) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+    """(alias, symbols) of each alternative of the `fact` rule (or another `rule`), in grammar
+    order, read from the grammar text. A symbol is ("name", TERMINAL) or ("literal", its text).
+    The rule runs from `fact:` through the lines that continue it with `|` (comment lines
+    skipped)."""
+    start = (_RULE_START if rule == "fact" else
+             re.compile(rf"^{re.escape(rule)}\s*:", re.MULTILINE)).search(text)
     if start is None:
-        raise RuntimeError(f"{GRAMMAR_FILE}: no `fact` rule")
+        raise RuntimeError(f"{GRAMMAR_FILE}: no `{rule}` rule")
     lines = text[start.end():].split("\n")
     body = [lines[0]]
     for line in lines[1:]:

@@ -101,6 +101,15 @@ SUBJECT_TYPES: dict[str, tuple[str, ...]] = {
     "sport": ("person", "organisation", "position", "work"),
 }
 
+# Relations of other sources than MQuAKE: name -> (source, question template, object type,
+# subject types). `location` is P-Mem's ALFWorld-Revision relation
+# (where an object is: "work" is the subject type of things), read by the correction language
+# (grammars/corrections.lark), which gives its template; it has no Wikidata property and no
+# family.
+NOT_MQUAKE = {
+    "location": ("ALFWorld-Revision (P-Mem)", "Where is [X] now?", "place", ("work",)),
+}
+
 # Followed both ways by the search: "A is married to B" also says who B is married to.
 SYMMETRIC = frozenset({"married_to", "twinned_with"})
 
@@ -115,6 +124,7 @@ class Relation:
     subject_types: frozenset[str]   # what the subject can be (SUBJECT_TYPES)
     families: frozenset[str]  # subset of FAMILIES
     symmetric: bool
+    source: str = "MQuAKE"    # where the relation comes from (NOT_MQUAKE names the others)
 
     def render(self, subject: str, obj: str) -> str:
         """The fact sentence, exactly as FactConsolidation writes it (without serial)."""
@@ -138,7 +148,11 @@ def inventory() -> dict[str, Relation]:
         pids, otype, fams = _TABLE[name]
         out[name] = Relation(name, pids, templates[name], questions[pids[0]], otype,
                              frozenset(SUBJECT_TYPES[name]), frozenset(fams), name in SYMMETRIC)
-    return out
+    from resolver.text.corrections import location_template
+    for name, (source, question, otype, subjects) in NOT_MQUAKE.items():
+        out[name] = Relation(name, (), location_template(), question, otype,
+                             frozenset(subjects), frozenset(), False, source)
+    return dict(sorted(out.items()))
 
 
 def relation(name: str) -> Relation:
