@@ -41,6 +41,12 @@ least-squares slope of each line, and checks the targets:
   the same questions (the smallest size of both axes is the same store: the lesser of its
   two figures is the baseline of both targets);
 - resident memory per fact at the largest size <= 0.5 KB, read as 500 bytes (both axes).
+A third axis, repeated (`--axes repeated` runs it alone): the bundled 262K context's fact
+lines repeated k times and numbered 0, 1, 2, ... in order (k = 16 and 64: 293K and 1.17M
+facts, 48 and 192 versions per key; the same construction as same_answers.py's deep case),
+with the 200 synthetic 262K questions (benchmarks/synthetic.py, seed 0), resolved by
+`factres run --no-cache` as a whole process, as a user runs it: its wall time and its peak
+resident memory (the process's high-water mark). Target (issue 35): peak <= 600 MB at k = 64.
 Exits 1 if a target is missed. One run takes a few minutes on the 2-core reference machine."""
 from __future__ import annotations
 
@@ -61,6 +67,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import synthetic  # noqa: E402  (benchmarks/ is not a package: the MQuAKE question wording)
+from same_answers import repeated_context  # noqa: E402
+from timing import factres, private_env  # noqa: E402
 
 # ---- the world ---------------------------------------------------------------------------
 # Kinds of entity and the relations (MQuAKE ids) each one has, with the kind of its object.
@@ -353,6 +361,62 @@ def _run_size(world: World, revisions: int, folder: Path, label: str, rounds: in
 
 FACT_STAGES = ("parse", "store", "ingest")
 
+# ---- the repeated axis: whole `factres run` processes ------------------------------------
+REPEATS = (16, 64)
+REPEATED_PEAK_MB = 600                          # issue 35, at the largest repeat
+
+
+def _peak_of(command: list[str]) -> None:
+    """Run `command` (output discarded) and print its peak resident memory in bytes and its
+    wall time as JSON: the child's own high-water mark, apart from this script's other
+    children."""
+    start = time.perf_counter()
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr.decode(errors='replace')}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    print(json.dumps({"seconds": seconds, "peak": peak}))
+
+
+def _run_repeated(repeats: int, folder: Path, rounds: int) -> dict:
+    """`factres run --no-cache` over the 262K synthetic rows, their context repeated."""
+    rows_path, _, _ = synthetic.write("262k", folder)
+    rows = json.loads(rows_path.read_text("utf-8"))["data"]
+    context = repeated_context(rows[0]["context"], repeats)
+    for row in rows:
+        row["context"] = context
+    data = folder / f"repeated-{repeats}.json"
+    data.write_text(json.dumps({"data": rows}, ensure_ascii=False), "utf-8")
+    facts = context.count("\n") - 1
+    questions = sum(len(row["questions"]) for row in rows)
+    del rows, context
+    runs = []
+    for n in range(rounds):
+        results = folder / f"results-{repeats}-{n}"
+        command = factres() + ["run", "--no-cache", "--no-progress", "--results-dir",
+                               str(results), "--data", str(data)]
+        done = subprocess.run([sys.executable, __file__, "--peak-of", *command],
+                              capture_output=True, text=True, cwd=ROOT,
+                              env=private_env(folder / "cache"))
+        if done.returncode:
+            raise SystemExit(f"repeated x{repeats} failed:\n{done.stderr}")
+        runs.append(json.loads(done.stdout))
+    data.unlink()
+    return {"repeats": repeats, "facts": facts, "questions": questions,
+            "seconds": min(r["seconds"] for r in runs), "peak": min(r["peak"] for r in runs),
+            "rounds": rounds}
+
+
+def _repeated_table(rows: list[dict]) -> str:
+    out = ["| repeats | fact lines | questions | `factres run --no-cache` wall s | "
+           "peak MB | peak B/fact |", "|--:|--:|--:|--:|--:|--:|"]
+    for r in rows:
+        out.append(f"| {r['repeats']} | {r['facts']:,} | {r['questions']} | "
+                   f"{r['seconds']:.1f} | {r['peak'] / 2**20:.0f} | "
+                   f"{r['peak'] / r['facts']:.0f} |")
+    return "\n".join(out) + "\n"
+
 
 def _table(results: dict[str, list[dict]]) -> str:
     out = ["| axis | fact lines | keys | versions per key (max) | parse µs/fact | "
@@ -411,17 +475,57 @@ def _figure(results: dict[str, list[dict]], path: Path) -> None:
     plt.close(fig)
 
 
+def _repeated_axis(args) -> list[str]:
+    """The repeated axis: its table (scale-repeated.md), figures (scale-repeated.json) and
+    target; returns the targets missed."""
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for repeats in REPEATS:
+            rows.append(_run_repeated(repeats, Path(scratch), args.rounds))
+            print(f"repeated x{repeats}: {rows[-1]}", file=sys.stderr)
+    table = _repeated_table(rows)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "scale-repeated.md").write_text(table, "utf-8")
+    (args.out / "scale-repeated.json").write_text(json.dumps(rows, indent=1, sort_keys=True)
+                                                  + "\n", "utf-8")
+    print("the 262K context repeated, `factres run --no-cache`, whole process (least of "
+          f"{args.rounds} runs)")
+    print(table)
+    last = rows[-1]
+    ok = last["peak"] <= REPEATED_PEAK_MB * 2**20
+    print(f"- peak memory, 262K repeated x{last['repeats']} ({last['facts']:,} facts): "
+          f"{last['peak'] / 2**20:.0f} MB (<= {REPEATED_PEAK_MB} MB {'ok' if ok else 'MISSED'})")
+    print(f"wrote {args.out / 'scale-repeated.md'}")
+    return [] if ok else [f"peak memory, repeated x{last['repeats']}"]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--steps", type=int, default=4, help="sizes per axis: 1, 4, 16, ... times")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "figures")
     ap.add_argument("--rounds", type=int, default=2, help="fresh processes per size (min taken)")
+    ap.add_argument("--axes", default="keys,depth,repeated",
+                    help="axes to run, comma-separated (keys, depth, repeated)")
     ap.add_argument("--measure", nargs=2, type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--peak-of", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.measure:
         print(json.dumps(measure(*args.measure)))
         return 0
+    if args.peak_of:
+        _peak_of(args.peak_of)
+        return 0
+    axes = set(args.axes.split(","))
+    if not axes <= {"keys", "depth", "repeated"} or "keys" in axes and "depth" not in axes \
+            or "depth" in axes and "keys" not in axes:
+        ap.error("--axes: keys and depth together (they share their baseline), repeated "
+                 "alone or with them")
+    missed = []
+    if "repeated" in axes:
+        missed += _repeated_axis(args)
+    if "keys" not in axes:
+        return 1 if missed else 0
     factors = [4 ** k for k in range(args.steps)]
     results: dict[str, list[dict]] = {"keys": [], "depth": []}
     with tempfile.TemporaryDirectory() as scratch:
@@ -441,7 +545,6 @@ def main(argv=None) -> int:
                                          "utf-8")
     _figure(results, args.out / "scale.png")
     print(table)
-    missed = []
     print("targets (ratios of this run):")
     # Both axes start from the same store (the base world, written once): the less disturbed
     # of its two measurements is the baseline of both.

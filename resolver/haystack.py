@@ -91,6 +91,20 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_CHUNK = 1 << 20
+
+
+def sha256_text(text: str) -> str:
+    """sha256 of the text's UTF-8 bytes, encoded a MiB at a time: a context of 70 MB is hashed
+    without a second copy of itself in memory."""
+    if len(text) <= _CHUNK:
+        return sha256_bytes(text.encode("utf-8"))
+    digest = hashlib.sha256()
+    for at in range(0, len(text), _CHUNK):
+        digest.update(text[at:at + _CHUNK].encode("utf-8"))
+    return digest.hexdigest()
+
+
 def decode(data: bytes, path: str) -> tuple[str, tuple[str, ...]]:
     """UTF-8 text with a BOM dropped and CRLF turned into LF; notes say what was handled. A
     carriage return alone is left to the reader of the format (a context's line holding one is
@@ -148,6 +162,25 @@ def _rows_from_parquet(path: str) -> list[dict]:
                                   "metadata)") from None
 
 
+def _as_json(data: bytes, path: str) -> bytes:
+    """The bytes the JSON reader takes: the file's own, unless `decode` has something to
+    handle (a BOM, CRLF). The reader checks the UTF-8 itself (orjson refuses a file that is
+    not), so the file is not decoded and encoded again only to be read."""
+    if data.startswith(b"\xef\xbb\xbf") or b"\r\n" in data:
+        return decode(data, path)[0].encode("utf-8")
+    return data
+
+
+def _one_copy(rows: list) -> None:
+    """Rows of one size carry the same context, each row its own copy as the JSON reader
+    makes them: every row is given the first copy, so one is kept (a context repeated to
+    70 MB is held once, not once per row)."""
+    first: dict[str, str] = {}
+    for raw in rows:
+        if isinstance(raw, dict) and isinstance(raw.get("context"), str):
+            raw["context"] = first.setdefault(raw["context"], raw["context"])
+
+
 ROW_FILES = (".json", ".jsonl", ".parquet")
 _LAYOUT = "the Hugging Face row layout (context, questions, answers, metadata)"
 # The longest question factres reads: reading and planning one grow faster than its length (the
@@ -175,10 +208,13 @@ def read_rows(path: str | Path) -> tuple[list[dict], str, tuple[str, ...]]:
         text, notes = decode(data, path)
         return [{"context": text, "questions": [], "answers": [],
                  "metadata": {"source": p.stem}}], digest, notes
-    if suffix == ".jsonl":
-        rows = _rows_from_jsonl(decode(data, path)[0].encode("utf-8"), path)
-    elif suffix == ".json":
-        rows = _rows_from_json(decode(data, path)[0].encode("utf-8"), path)
+    if suffix in (".json", ".jsonl"):
+        read = _rows_from_jsonl if suffix == ".jsonl" else _rows_from_json
+        try:
+            rows = read(_as_json(data, path), path)
+        except InputError:
+            decode(data, path)        # bytes that are no UTF-8 are named as such, first
+            raise
     elif suffix == ".parquet":
         rows = _rows_from_parquet(path)
     else:
@@ -348,6 +384,7 @@ def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
     haystacks: dict[str, Haystack] = {}
     digests = {}
     notes: list[str] = []
+    hashed: dict[str, str] = {}          # a context's text -> its sha256: hashed once
     for path in paths:
         raw_rows, digest, file_notes = read_rows(path)
         twice = next((p for p, d in digests.items() if d == digest), None)
@@ -359,6 +396,7 @@ def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
                              expected="each data file once")
         digests[path] = digest
         in_rows = hub.is_hub(path) or Path(path).suffix.lower() in ROW_FILES
+        _one_copy(raw_rows)
         for number, raw in enumerate(raw_rows):
             row = read_row(raw, path, number)
             notes += [f"{path}: {n}" for n in row.notes]
@@ -366,11 +404,13 @@ def load(paths: Iterable[str | Path] | str | Path, *, use_cache: bool = True
             if "\r" in context or context.startswith("\ufeff"):
                 context, more = decode(context.encode("utf-8"), path)
                 row_notes = file_notes + tuple(n for n in more if n not in file_notes)
-            csha = sha256_bytes(context.encode("utf-8"))
+            csha = hashed.get(context)
+            if csha is None:
+                csha = hashed[context] = sha256_text(context)
             if csha not in haystacks:
                 try:
                     parsed = load_parse(context, path=path, notes=row_notes,
-                                        use_cache=use_cache)
+                                        use_cache=use_cache, context_sha256=csha)
                 except InputError as exc:
                     # a row's context line is not a line of the file: name the row too
                     raise (exc.at_row(number) if in_rows else exc) from None

@@ -95,13 +95,54 @@ def _refuse_repeated(text: str | bytes, value: Any, path: str | None,
     # standard library's parser look for the repeat.
     raw = text.encode("utf-8") if isinstance(text, str) else text
     if b"\\u" not in raw:
-        try:
-            written = orjson.dumps(value)
-        except orjson.JSONEncodeError:      # nested deeper than orjson writes: the slow path
-            written = b""
-        if len(_KEY_END.findall(raw)) == len(_KEY_END.findall(written)):
+        if len(raw) > _LARGE:
+            written = _key_ends_written(value)
+        else:
+            try:
+                written = len(_KEY_END.findall(orjson.dumps(value)))
+            except orjson.JSONEncodeError:  # nested deeper than orjson writes: the slow path
+                written = -1
+        if len(_KEY_END.findall(raw)) == written:
             return
     _refuse_found(repeated_key(text), path, line)
+
+
+# A document larger than this has its key ends in orjson's writing counted from the value
+# (`_key_ends_written`) rather than from the writing itself: rows whose context is repeated to
+# 70 MB would be written out again whole only to be counted.
+_LARGE = 1 << 20
+_QUOTE_COLON = re.compile(r'" *:')
+_COLON_FIRST = re.compile(r' *:')
+
+
+def _key_ends_written(value: Any) -> int:
+    """How many `_KEY_END` matches orjson's writing of `value` holds, without writing it.
+    orjson writes no blank between tokens and writes a tab, CR or LF inside a string as an
+    escape (a quote as \\"), so the matches are: one after each key; in each string (key or
+    value), one per quote followed by spaces and a colon; and one at the opening quote of a
+    string that starts with spaces and a colon."""
+    count = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            count += _in_string(item)
+        elif kind is dict:
+            count += len(item)
+            for key, inner in item.items():
+                count += _in_string(key)
+                stack.append(inner)
+        elif kind is list:
+            stack.extend(item)
+    return count
+
+
+def _in_string(text: str) -> int:
+    found = 1 if _COLON_FIRST.match(text) else 0
+    if '"' in text:
+        found += len(_QUOTE_COLON.findall(text))
+    return found
 
 
 def _refuse_found(found: tuple[str, str] | None, path: str | None, line: int | None) -> None:

@@ -271,3 +271,12 @@ def test_the_search_is_deterministic(store):
     plan = Plan("Zorblax United", ("country_of_origin", "capital"), "city", "lexicon")
     q = "Which city is the capital of the country of origin of Zorblax United?"
     assert run(q, store, plan) == run(q, store, plan)
+
+
+def test_a_path_is_equal_and_hashed_by_its_base_and_hops():
+    # (a plain class since issue 35: it must behave as the frozen dataclass it replaced)
+    hop = Hop("A", "P36", "B", 0, 1, "0. The capital of A is B.")
+    one, same, other = ps._Path("A", (hop,)), ps._Path("A", (hop,)), ps._Path("B", (hop,))
+    assert one == same and hash(one) == hash(same) and one != other
+    assert one.relations == ("P36",) and ps._Path("A", ()).relations == ()
+    assert repr(one) == f"_Path(base='A', hops=({hop!r},))"

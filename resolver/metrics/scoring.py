@@ -170,12 +170,12 @@ def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def cell_row(cell: Cell, reader: str, scored: bool) -> dict:
-    """A metrics row (result_schema.MetricsRow) of one source."""
+def cell_row(cell: Cell, reader: str, scored: bool, drawn: dict | None = None) -> dict:
+    """A metrics row (result_schema.MetricsRow) of one source (`drawn`: see `_cell_means`)."""
     em = ci = None
     if scored and cell.n:
         import numpy as np  # lazily, as in bootstrap_means: an unscored run never needs it
-        means = bootstrap_means(cell.em, cell.source)
+        means = _cell_means(cell, drawn)
         em, ci = float(np.mean(cell.em)), interval(means)
     rate = (cell.stale / cell.stale_eligible) if scored and cell.stale_eligible else None
     return {"label": cell.source, "source": cell.source, "kind": cell.kind, "size": cell.size,
@@ -187,7 +187,8 @@ def cell_row(cell: Cell, reader: str, scored: bool) -> dict:
             "stale_eligible": cell.stale_eligible if scored and cell.kind == "sh" else None}
 
 
-def pooled_rows(cells: list[Cell], reader: str, scored: bool) -> list[dict]:
+def pooled_rows(cells: list[Cell], reader: str, scored: bool,
+                drawn: dict | None = None) -> list[dict]:
     """Pooled rows: sh, mh (each the mean over sizes) and all (the mean over every sh and mh
     cell). The pooled interval comes from averaging the cells' bootstrap means resample by
     resample, so it is an interval of the mean over sizes, not of a pool of questions."""
@@ -206,7 +207,7 @@ def pooled_rows(cells: list[Cell], reader: str, scored: bool) -> list[dict]:
         n = sum(c.n for c in group)
         em = ci = rate = None
         if scored and all(c.n for c in group):
-            means = np.mean([bootstrap_means(c.em, c.source) for c in group], axis=0)
+            means = np.mean([_cell_means(c, drawn) for c in group], axis=0)
             em = float(np.mean([np.mean(c.em) for c in group]))
             ci = interval(means)
         if scored and kind != "mh":
@@ -227,5 +228,21 @@ def pooled_rows(cells: list[Cell], reader: str, scored: bool) -> list[dict]:
 
 
 def metrics_rows(cells: list[Cell], reader: str, scored: bool) -> list[dict]:
-    """Every row of metrics.json: one per source, then the pooled rows."""
-    return [cell_row(c, reader, scored) for c in cells] + pooled_rows(cells, reader, scored)
+    """Every row of metrics.json: one per source, then the pooled rows. A cell's bootstrap
+    means are drawn once, for its own row and the pooled rows it is in."""
+    drawn: dict = {}
+    return [cell_row(c, reader, scored, drawn) for c in cells] + \
+        pooled_rows(cells, reader, scored, drawn)
+
+
+def _cell_means(cell: Cell, drawn: dict | None) -> np.ndarray:
+    """`bootstrap_means` of a cell, kept in `drawn` (by source) when given: the same seed,
+    name and values give the same means, so a cell's row and the pooled rows it belongs to
+    (sh or mh, and all) read one draw instead of drawing it three times."""
+    if drawn is None:
+        return bootstrap_means(cell.em, cell.source)
+    key = (cell.source, tuple(cell.em))
+    found = drawn.get(key)
+    if found is None:
+        found = drawn[key] = bootstrap_means(cell.em, cell.source)
+    return found

@@ -11,7 +11,6 @@ when none fits); ties go to the more literal plan, then to the later versions, t
 answer's spelling. No model and no gold here."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS, restates
@@ -64,15 +63,28 @@ def weights() -> dict[str, object]:
             "LITERAL_ORDER": dict(LITERAL_ORDER)}
 
 
-@dataclass(frozen=True)
 class _Path:
-    base: str
-    hops: tuple[Hop, ...]
-    # The hops' relations, made once: every path is scored by them.
-    relations: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """A path: its base entity and hops, and the hops' relations, made once (every path is
+    scored by them). Equal, hashed and shown by base and hops, as a frozen dataclass of those
+    two fields would be; a plain class with slots because the search makes one for every path
+    it walks, and a frozen dataclass's constructor costs several times as much."""
+    __slots__ = ("base", "hops", "relations")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "relations", tuple(h.relation for h in self.hops))
+    def __init__(self, base: str, hops: tuple[Hop, ...]) -> None:
+        self.base = base
+        self.hops = hops
+        self.relations = tuple(h.relation for h in hops)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.base, self.hops) == (other.base, other.hops)
+
+    def __hash__(self) -> int:
+        return hash((self.base, self.hops))
+
+    def __repr__(self) -> str:
+        return f"_Path(base={self.base!r}, hops={self.hops!r})"
 
 
 # ---- plan steps ---------------------------------------------------------------------------
@@ -154,27 +166,49 @@ def _follow(ranked: HopTable, base: str, steps: list[frozenset[str]],
 
 
 # ---- scoring -----------------------------------------------------------------------------
-def _restating(reading: Reading, relations: tuple[str, ...]) -> set[CueSpan]:
+class _Spans:
+    """What scoring reads of a question's cue spans whatever the path, made once per question
+    (`score_path`'s memo keeps it): each span with its words; per relation its spans best
+    first (weight, then position: the order `_assign` tries them; a stable sort, so a subset
+    keeps the order it would be sorted into); every span in the order `_relation_terms` counts
+    the unexplained ones."""
+    __slots__ = ("words", "by_relation", "ranked")
+
+    def __init__(self, reading: Reading) -> None:
+        tokens = reading.tokens
+        self.words = [(span, tokens[span.start:span.end]) for span in reading.spans]
+        by_relation: dict[str, list[CueSpan]] = {}
+        for span in reading.spans:
+            by_relation.setdefault(span.relation, []).append(span)
+        for spans in by_relation.values():
+            spans.sort(key=lambda s: (-s.weight, s.start))
+        self.by_relation = by_relation
+        self.ranked = sorted(reading.spans, key=lambda s: (-s.weight, s.start, s.relation))
+
+
+def _restating(spans: _Spans, relations: tuple[str, ...]) -> set[CueSpan]:
     """Cue spans whose words only say a relation of the path again, in that relation's own
     template words ("the headquarters ... are located": "located" is the headquarters
     template's word): they neither explain another hop nor count as unexplained."""
     out = set()
-    for span in reading.spans:
-        words = reading.tokens[span.start:span.end]
-        if any(r != span.relation and restates(words, r) for r in set(relations)):
+    distinct = set(relations)
+    for span, words in spans.words:
+        others = [r for r in distinct if r != span.relation]
+        if others and any(restates(words, r) for r in others):
             out.add(span)
     return out
 
 
-def _assign(relations: tuple[str, ...], spans: tuple[CueSpan, ...],
+def _assign(relations: tuple[str, ...], spans: _Spans,
             restating: set[CueSpan] = frozenset()) -> tuple[float, list[CueSpan | None]]:
     """Best disjoint assignment of cue spans to hops (each span explains at most one hop; a
     span that restates another relation of the path explains none)."""
     options = []
     for rel in relations:
-        mine = [s for s in spans if s.relation == rel and s not in restating]
-        mine.sort(key=lambda s: (-s.weight, s.start))
-        options.append(mine[:4] + [None])
+        mine = spans.by_relation.get(rel, ())
+        if restating:
+            mine = [s for s in mine if s not in restating]
+        options.append(list(mine[:4]) + [None])
     # The combinations in the order `itertools.product` gives them, the first best kept;
     # a span that overlaps one chosen before it ends every combination of that prefix, so
     # the walk leaves them out without building them. Weights are added in the same order
@@ -222,7 +256,14 @@ def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int,
         tuple(at for at, h in enumerate(hops) if h is hops[0])
     found = memo.get(relations) if memo is not None and first == (0,) else None
     if found is None:
-        found = _relation_terms(relations, reading, first)
+        if memo is None:
+            spans = _Spans(reading)
+        else:
+            # (kept under a string: every other key of the memo is a tuple of relations)
+            spans = memo.get("spans")
+            if spans is None:
+                spans = memo["spans"] = _Spans(reading)
+        found = _relation_terms(relations, reading, first, spans)
         if memo is not None and first == (0,):
             memo[relations] = found
     terms = list(found)
@@ -236,11 +277,11 @@ def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int,
     return sum(v for _, v in terms), tuple(terms)
 
 
-def _relation_terms(relations: tuple[str, ...], reading: Reading, first: tuple[int, ...]
-                    ) -> tuple[tuple[str, float], ...]:
+def _relation_terms(relations: tuple[str, ...], reading: Reading, first: tuple[int, ...],
+                    spans: _Spans) -> tuple[tuple[str, float], ...]:
     terms: list[tuple[str, float]] = []
-    restating = _restating(reading, relations)
-    total, assigned = _assign(relations, reading.spans, restating)
+    restating = _restating(spans, relations)
+    total, assigned = _assign(relations, spans, restating)
     for at, (relation, span) in enumerate(zip(relations, assigned)):
         if span is not None:
             terms.append((f"cue:{relation}<-'{span.cue}'", span.weight))
@@ -251,10 +292,10 @@ def _relation_terms(relations: tuple[str, ...], reading: Reading, first: tuple[i
     terms.append(("hops", -HOP_COST * len(relations)))
     used = [s for s in assigned if s is not None]
     unexplained: list[CueSpan] = []
-    for span in sorted(reading.spans, key=lambda s: (-s.weight, s.start, s.relation)):
+    for span in spans.ranked:
         if span.weight < UNEXPLAINED_FLOOR or any(span.overlaps(u) for u in used + unexplained):
             continue
-        if span in restating:
+        if restating and span in restating:
             continue
         unexplained.append(span)
     for span in unexplained:
@@ -386,9 +427,14 @@ def fits_type(c: Candidate) -> bool:
 
 
 def _fits(terms: tuple[tuple[str, float], ...]) -> bool:
-    keys = [k for k, _ in terms]
-    return any(k.startswith("type:") for k in keys) or \
-        not any(k.startswith("type-mismatch:") for k in keys)
+    # a type term, else no type-mismatch term (one pass: the search asks it of every path)
+    mismatch = False
+    for key, _ in terms:
+        if key.startswith("type"):
+            if key.startswith("type:"):
+                return True
+            mismatch = mismatch or key.startswith("type-mismatch:")
+    return not mismatch
 
 
 def _order_key(c: Candidate):
@@ -416,6 +462,16 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
     memo: dict = {}
     walked: dict = {}
     agreeing: dict[tuple[str, tuple[str, ...]], list[tuple[str, float]]] = {}
+    # The plans whose entity is a base, in the plans' order: only they can agree with a path
+    # from it (`_plan_terms` is empty for the others).
+    by_base: dict[str, list[Plan]] = {}
+
+    def _plans_of(base: str) -> list[Plan]:
+        found = by_base.get(base)
+        if found is None:
+            key = norm(base)
+            found = by_base[base] = [p for _, p in plans if norm(p.entity) == key]
+        return found
 
     def best_for(paths: list[_Path], own: tuple[str, Plan] | None) -> Candidate | None:
         best = best_key = None
@@ -429,7 +485,8 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
                 key = (path.base, path.relations)
                 priors = agreeing.get(key)
                 if priors is None:
-                    priors = agreeing[key] = [t for _, p in plans for t in _plan_terms(p, path)]
+                    priors = agreeing[key] = [t for p in _plans_of(path.base)
+                                              for t in _plan_terms(p, path)]
                 if priors:
                     top = max(priors, key=lambda t: t[1])
                     total += top[1]

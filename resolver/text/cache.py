@@ -31,7 +31,7 @@ import orjson
 from resolver._version import __version__
 from resolver.text import grammar
 from resolver.text.facts import (Fact, Lines, ParseResult, UnparsedLine, normalise,
-                                 parse_context, several_note)
+                                 parse_context, parse_normalised, several_note)
 
 ENV = "FACTRES_CACHE"
 # Bumped when the file layout below changes; part of the key, so old files are never misread.
@@ -63,11 +63,14 @@ def parsing_code_sha256() -> str:
     return digest.hexdigest()
 
 
-def cache_key(context: str) -> str:
-    """sha256 over the context's sha256, the grammar's sha256, the parsing code's sha256, the
-    factres version and the file format."""
-    parts = (hashlib.sha256(context.encode("utf-8")).hexdigest(), grammar.grammar_sha256(),
-             parsing_code_sha256(), __version__, str(FORMAT))
+def cache_key(context: str, context_sha256: str | None = None) -> str:
+    """sha256 over the context's sha256 (`context_sha256`, when the caller has it already),
+    the grammar's sha256, the parsing code's sha256, the factres version and the file
+    format."""
+    if context_sha256 is None:
+        context_sha256 = hashlib.sha256(context.encode("utf-8")).hexdigest()
+    parts = (context_sha256, grammar.grammar_sha256(), parsing_code_sha256(), __version__,
+             str(FORMAT))
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
@@ -76,19 +79,20 @@ def cache_file(context: str) -> Path:
 
 
 def load_parse(context: str, *, path: str | None = None, notes: tuple[str, ...] = (),
-               use_cache: bool = True) -> ParseResult:
+               use_cache: bool = True, context_sha256: str | None = None) -> ParseResult:
     """`parse_context(context)`, read from the cache when a matching entry exists, else parsed
     and written to it. `use_cache=False` neither reads nor writes. Input errors (empty input,
-    bad serials) are never cached: they are raised again on every call."""
+    bad serials) are never cached: they are raised again on every call. `context_sha256`: the
+    sha256 of the context's UTF-8 bytes, when the caller has hashed it already."""
     if not use_cache:
         return parse_context(context, path=path, notes=notes)
-    key = cache_key(context)
+    key = cache_key(context, context_sha256)
     file = cache_dir() / f"{key}.json"
     text, notes = normalise(context, notes)
     cached, damaged = _read(file, key, text, path, notes)
     if cached is not None:
         return cached
-    result = parse_context(text, path=path, notes=notes)
+    result = parse_normalised(text, path=path, notes=notes)
     if damaged:
         result = replace(result, notes=result.notes + (damaged,))
     problem = _write(file, key, result)

@@ -323,7 +323,7 @@ def normalise(text: str, notes: tuple[str, ...] = ()) -> tuple[str, tuple[str, .
         text = text[1:]
         if NOTE_BOM not in found:
             found.append(NOTE_BOM)
-    if "\r\n" in text:
+    if "\r" in text and "\r\n" in text:        # (a lone "\r" is scanned for much faster)
         text = crlf_as_lf(text)
         if NOTE_CRLF not in found:
             found.append(NOTE_CRLF)
@@ -336,7 +336,7 @@ def normalise(text: str, notes: tuple[str, ...] = ()) -> tuple[str, tuple[str, .
 def crlf_as_lf(text: str) -> str:
     """The text with each line end read as LF: CRLF, or LF after several carriage returns
     (`_CRLF`)."""
-    return _CRLF.sub("\n", text) if "\r\n" in text else text
+    return _CRLF.sub("\n", text) if "\r" in text and "\r\n" in text else text
 
 
 def _lines_holding(pattern: re.Pattern, text: str) -> tuple[int, int, re.Match] | None:
@@ -357,7 +357,7 @@ def cr_note(text: str) -> str | None:
     """The note for a text (CRLF already read as LF) holding carriage returns without a line
     feed, a CR-only file's line endings among them: they end no line here, so a line holding
     one is reported (`break_reason`); None when there are none."""
-    found = _lines_holding(_CR, text)
+    found = _lines_holding(_CR, text) if "\r" in text else None
     if found is None:
         return None
     count, first, _ = found
@@ -379,10 +379,28 @@ def break_reason(text: str) -> str | None:
             "lines end at LF or CRLF")
 
 
+# The ASCII characters `_HIDDEN` does not match. Taken out of a text's UTF-8 bytes, they leave its
+# other characters still UTF-8 (no byte of a character of several bytes is below 0x80), few
+# in a context: `_HIDDEN` is matched against those instead of against every character (a
+# regex over a character class steps through the text a character at a time).
+_SHOWN_ASCII = bytes(b for b in range(0x80) if not _HIDDEN.match(chr(b)))
+_SCAN = 1 << 20
+
+
+def _may_hold_hidden(text: str) -> bool:
+    """Whether the text holds a character of `_HIDDEN` (exact, and faster than searching the
+    text itself), read a MiB at a time."""
+    for at in range(0, len(text), _SCAN):
+        rest = text[at:at + _SCAN].encode("utf-8", "surrogatepass").translate(None, _SHOWN_ASCII)
+        if rest and _HIDDEN.search(rest.decode("utf-8", "surrogatepass")):
+            return True
+    return False
+
+
 def control_note(text: str) -> str | None:
     """The note for a text whose lines hold control characters (`_HIDDEN`), naming how many
     lines and the first; None when there are none."""
-    found = _lines_holding(_HIDDEN, text)
+    found = _lines_holding(_HIDDEN, text) if _may_hold_hidden(text) else None
     if found is None:
         return None
     count, line, first = found
@@ -397,6 +415,13 @@ def parse_context(text: str, path: str | None = None, notes: tuple[str, ...] = (
     they come back in `ParseResult.unparsed`. Raises InputError for empty input and for duplicate
     or out-of-order serials. A BOM and CRLF line endings are handled and noted."""
     text, notes = normalise(text, notes)
+    return parse_normalised(text, path, notes, fast=fast)
+
+
+def parse_normalised(text: str, path: str | None = None, notes: tuple[str, ...] = (),
+                     *, fast: bool = True) -> ParseResult:
+    """`parse_context` of a text `normalise` has read already, with the notes it gave (the
+    parse cache normalises before it looks the text up)."""
     if not text.strip():
         raise InputError("empty input: no header and no fact lines", path=path,
                          expected='"Here is a list of facts:" and numbered fact lines')
