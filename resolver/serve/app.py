@@ -225,19 +225,25 @@ def create_app(config: ServeConfig) -> Starlette:
     """The app for `config`; uvicorn (or any ASGI server) runs it."""
     service = Service(config)
 
+    async def body_of(request: Request) -> bytes | None:
+        """The request's body (None: the client went away, nobody to answer)."""
+        try:
+            return await read_body(request.stream(), request.headers.get("content-length"),
+                                   config.max_body, config.body_timeout)
+        except ClientDisconnect:
+            return None
+        except asyncio.CancelledError:      # the server stops (E31): a 503, no traceback
+            raise stopping(SHUTDOWN_TIMEOUT) from None
+
     async def chat(request: Request) -> Response:
         service.authorize(request)
         timing: dict[str, float] = {}
         clock = _Clock(timing)
-        try:
-            body = await read_body(request.stream(), request.headers.get("content-length"),
-                                   config.max_body, config.body_timeout)
-        except ClientDisconnect:            # nobody to answer
+        body = await body_of(request)
+        if body is None:
             return Response(status_code=400)
-        except asyncio.CancelledError:      # the server stops (E31): a 503, no traceback
-            raise stopping(SHUTDOWN_TIMEOUT) from None
         clock.lap("read")
-        try:
+        with _our_faults("chat completion"):
             request_, conversation = service.prepare(body, clock)
             # A memory in the cache answers here, on the event loop (a few ms at most, and no
             # hand-over between threads); a new one is built in a worker thread, so the loop
@@ -249,13 +255,6 @@ def create_app(config: ServeConfig) -> Starlette:
             else:
                 streamed, reply = await run_in_threadpool(service.build_and_answer, request_,
                                                           conversation, clock)
-        except ApiError:
-            raise
-        except asyncio.CancelledError:      # the server stops while a memory is built
-            raise stopping(SHUTDOWN_TIMEOUT) from None
-        except Exception as exc:            # a fault of ours: say so, log it, keep serving
-            log.exception("chat completion failed")
-            raise internal(type(exc).__name__) from None
         return _reply(streamed, reply, timing)
 
     async def models(request: Request) -> Response:
@@ -270,14 +269,7 @@ def create_app(config: ServeConfig) -> Starlette:
         service.authorize(request)
         name = request.path_params["memory"]
         check_name(name)
-        try:
-            return name, await read_body(request.stream(),
-                                         request.headers.get("content-length"),
-                                         config.max_body, config.body_timeout)
-        except ClientDisconnect:
-            return name, None
-        except asyncio.CancelledError:      # the server stops (E31): a 503, no traceback
-            raise stopping(SHUTDOWN_TIMEOUT) from None
+        return name, await body_of(request)
 
     async def named_chat(request: Request) -> Response:
         timing: dict[str, float] = {}
@@ -286,15 +278,8 @@ def create_app(config: ServeConfig) -> Starlette:
         if body is None:
             return Response(status_code=400)
         clock.lap("read")
-        try:
+        with _our_faults("named chat completion"):
             streamed, reply = await run_in_threadpool(service.named_reply, name, body, clock)
-        except ApiError:
-            raise
-        except asyncio.CancelledError:      # the server stops while the memory is used
-            raise stopping(SHUTDOWN_TIMEOUT) from None
-        except Exception as exc:            # a fault of ours: say so, log it, keep serving
-            log.exception("named chat completion failed")
-            raise internal(type(exc).__name__) from None
         return _reply(streamed, reply, timing)
 
     async def named_operations(request: Request) -> Response:
@@ -303,15 +288,8 @@ def create_app(config: ServeConfig) -> Starlette:
         if body is None:
             return Response(status_code=400)
         patches = read_patches(body)
-        try:
+        with _our_faults("named operations"):
             done = await run_in_threadpool(service.named.operate, name, patches)
-        except ApiError:
-            raise
-        except asyncio.CancelledError:
-            raise stopping(SHUTDOWN_TIMEOUT) from None
-        except Exception as exc:            # a fault of ours: say so, log it, keep serving
-            log.exception("named operations failed")
-            raise internal(type(exc).__name__) from None
         return _json({"object": "list", "memory": name,
                       "data": [{"object": "memory.operation", **a.to_json()} for a in done]})
 
@@ -382,6 +360,22 @@ def create_app(config: ServeConfig) -> Starlette:
                                         Exception: fault})
     app.state.service = service
     return app
+
+
+@contextlib.contextmanager
+def _our_faults(what: str) -> Iterator[None]:
+    """A request's work: an ApiError goes out as it is; the server stopping while the work
+    waits (a memory built, a worker busy) is a 503; any other exception is a fault of ours,
+    logged as "<what> failed" and answered 500, and the server keeps serving."""
+    try:
+        yield
+    except ApiError:
+        raise
+    except asyncio.CancelledError:
+        raise stopping(SHUTDOWN_TIMEOUT) from None
+    except Exception as exc:
+        log.exception("%s failed", what)
+        raise internal(type(exc).__name__) from None
 
 
 def _malloc_trim():

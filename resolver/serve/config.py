@@ -13,7 +13,7 @@ from resolver._version import __version__
 from resolver.errors import InputError, clip
 from resolver.memory.memory import MODES
 from resolver.plan.planning import LIVE_SETS
-from resolver.search.confidence import HIGH, LOW, MEDIUM
+from resolver.run.config import ABSTAIN_LEVELS
 
 MIB = 1 << 20
 DEFAULT_HOST = "127.0.0.1"
@@ -45,7 +45,6 @@ DEFAULT_BODY_TIMEOUT = 30.0
 DEFAULT_HEADER_TIMEOUT = 10.0
 SHUTDOWN_TIMEOUT = 10
 MAX_SECONDS = 3600.0           # the longest keep-alive, body or header timeout taken
-ABSTAIN_LEVELS = (LOW, MEDIUM, HIGH)   # as `factres run --abstain-below`
 KEY_CHARACTERS = "printable ASCII (letters, digits, punctuation; spaces only inside the key)"
 
 
