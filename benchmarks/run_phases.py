@@ -4,15 +4,17 @@
 
 Three commands, as benchmarks/commands.py times them (the same synthetic rows and context,
 a private parse cache): `factres run` over the 600 synthetic questions of the 32K, 64K and
-262K contexts (cache warm), `factres parse` of the 262K context with `--no-cache` (cold) and
-from the cache (warm). Each runs in a fresh process of this script (`--child`) that imports
-the CLI, wraps the library functions that make up each stage with a wall-clock timer (a
-stage's time includes the imports it triggers), and runs the command in process; the rest of
-the process (click, argument checks, the store and its counts for `parse`, the output) is
-`other`; the interpreter's own start, before this script's first line, is in none. The least
-figure of each phase
-over `--rounds` processes is shown: on a shared machine the least disturbed. This is a
-breakdown, not a target: the targets are commands.py's."""
+262K contexts (cache warm), twice: with `--jobs 1` (every stage in one process, so each is
+timed on its own) and as a user runs it (`--jobs auto`: the per-question stages in forked
+workers, one phase seen from the parent); `factres parse` of the 262K context with
+`--no-cache` (cold) and from the cache (warm). Each runs in a fresh process of this script
+(`--child`) that imports the CLI, wraps the library functions that make up each stage with a
+wall-clock timer (a stage's time includes the imports it triggers), and runs the command in
+process; the rest of the process (click, argument checks, the store and its counts for
+`parse`, the output) is `other`; the interpreter's own start, before this script's first
+line, is in none. The least figure of each phase over `--rounds` processes is shown: on a
+shared machine the least disturbed. This is a breakdown, not a target: the targets are
+commands.py's."""
 from __future__ import annotations
 
 import argparse
@@ -31,11 +33,23 @@ from timing import CONTEXT_262K, private_env, synthetic_rows  # noqa: E402
 # another timed call counts in the outer one only.
 STAGES = {
     "run": (("resolver.haystack", "load", "load rows + parse cache"),
-            ("resolver.run.runs", "load_plan_sets", "plans (compile rules + lexicon)"),
-            ("resolver.search.resolve", "resolve_dataset", "search"),
+            ("resolver.plan.compile_rules", "compile_question", "plans (compile rules + lexicon)"),
+            ("resolver.plan.compile_lexicon", "compile_question",
+             "plans (compile rules + lexicon)"),
+            ("resolver.run.runs", "resolve_compiled", "search"),
+            ("resolver.run.runs", "readout_row", "readout sizes"),
+            ("resolver.metrics.scoring", "prepare", "scoring (bootstrap, numpy)"),
             ("resolver.metrics.scoring", "metrics_rows", "scoring (bootstrap, numpy)"),
-            ("resolver.run.runs", "readout_rows", "readout sizes"),
             ("resolver.run.runs", "write_run", "write the run folder")),
+    # with workers, the stages they run are one phase seen from the parent (which loads
+    # numpy meanwhile: `scoring.prepare`, inside it)
+    "run-workers": (("resolver.haystack", "load", "load rows + parse cache"),
+                    ("resolver.store.fact_store", "FactStore.prepare",
+                     "indexes + ledgers, before the fork"),
+                    ("resolver.run.runs", "spread",
+                     "workers: plans + search + readout sizes"),
+                    ("resolver.metrics.scoring", "metrics_rows", "scoring (bootstrap, numpy)"),
+                    ("resolver.run.runs", "write_run", "write the run folder")),
     "parse": (("resolver.text.cache", "_read", "read + check the cache entry"),
               ("resolver.text.facts", "parse_normalised", "grammar parse"),
               ("resolver.text.facts", "normalise", "normalise (BOM, CRLF, control scan)"),
@@ -43,7 +57,7 @@ STAGES = {
 }
 
 
-def child(command: list[str]) -> dict:
+def child(stages: str, command: list[str]) -> dict:
     import functools
     import importlib
     phases: dict[str, float] = {}
@@ -67,16 +81,19 @@ def child(command: list[str]) -> dict:
     from oracle.cli import main
     command_module = importlib.import_module(f"resolver.cli.{command[0]}")  # (loaded lazily)
     imported = time.perf_counter() - START
-    for module, name, phase in STAGES[command[0]]:
+    for module, name, phase in STAGES[stages]:
         mod = importlib.import_module(module)
-        setattr(mod, name, timed(getattr(mod, name), phase))
+        owner, _, attribute = name.rpartition(".")     # "Class.method" or a function
+        holder = getattr(mod, owner) if owner else mod
+        setattr(holder, attribute, timed(getattr(holder, attribute), phase))
     # the names the callers imported before the wrapping
     holders = [importlib.import_module(m) for m in ("resolver.haystack", "resolver.text.cache")]
     if command[0] == "run":
         holders.append(importlib.import_module("resolver.run.runs"))
     for holder in (*holders, command_module):
-        for module, name, phase in STAGES[command[0]]:
-            if getattr(holder, name, None) is not None and holder.__name__ != module:
+        for module, name, phase in STAGES[stages]:
+            if "." not in name and getattr(holder, name, None) is not None \
+                    and holder.__name__ != module:
                 mod = importlib.import_module(module)
                 setattr(holder, name, getattr(mod, name))
     sys.argv = ["factres", *command]
@@ -97,7 +114,7 @@ def main() -> int:
     ap.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(child(args.child)))
+        print(json.dumps(child(args.child[0], args.child[1:])))
         return 0
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
@@ -106,16 +123,20 @@ def main() -> int:
         run = ["run", "--no-progress", "--results-dir", str(scratch / "results")]
         for path in rows:
             run += ["--data", str(path)]
-        commands = {"factres run, 600 questions, cache warm": run,
-                    "factres parse 262K --no-cache": ["parse", str(CONTEXT_262K), "--no-cache"],
-                    "factres parse 262K, cache hit": ["parse", str(CONTEXT_262K)]}
+        commands = {
+            "factres run --jobs 1, 600 questions, cache warm": ("run", run + ["--jobs", "1"]),
+            "factres run (--jobs auto), 600 questions, cache warm": ("run-workers", run),
+            "factres parse 262K --no-cache": ("parse", ["parse", str(CONTEXT_262K), "--no-cache"]),
+            "factres parse 262K, cache hit": ("parse", ["parse", str(CONTEXT_262K)])}
         me = [sys.executable, __file__, "--child"]
-        for command in (run, ["parse", str(CONTEXT_262K)]):          # fill the cache
-            subprocess.run(me + command, env=env, check=True, capture_output=True)
+        for stages, command in (("run", run), ("parse", ["parse", str(CONTEXT_262K)])):
+            subprocess.run(me + [stages] + command, env=env, check=True,  # fill the cache
+                           capture_output=True)
         found: dict[str, list[dict]] = {label: [] for label in commands}
         for round_ in range(args.rounds):
-            for label, command in commands.items():
-                done = subprocess.run(me + command, env=env, capture_output=True, text=True)
+            for label, (stages, command) in commands.items():
+                done = subprocess.run(me + [stages] + command, env=env, capture_output=True,
+                                      text=True)
                 if done.returncode:
                     raise SystemExit(f"{label} failed:\n{done.stderr}")
                 found[label].append(json.loads(done.stdout.strip().splitlines()[-1]))

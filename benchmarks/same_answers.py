@@ -108,7 +108,7 @@ def _own(out: Path) -> None:
     (folder / FILES[1]).write_text("\n".join(traces) + "\n", "utf-8")
 
 
-def write(out: Path) -> None:
+def write(out: Path, jobs: str | None = None) -> None:
     import resolver
     from resolver.run.config import RunConfig
     from resolver.run.runs import execute
@@ -121,7 +121,9 @@ def write(out: Path) -> None:
             for mode in ("search", "plain"):
                 run_id = f"{case}-{mode}"
                 config = RunConfig(data=tuple(str(p) for p in paths), mode=mode)
-                run = execute(config, results=scratch / "results", run_id=run_id)
+                # --jobs: the run's workers (a tree before `jobs` existed takes none)
+                more = {} if jobs is None else {"jobs": jobs if jobs == "auto" else int(jobs)}
+                run = execute(config, results=scratch / "results", run_id=run_id, **more)
                 (out / run_id).mkdir(parents=True, exist_ok=True)
                 for name in FILES:
                     (out / run_id / name).write_bytes((run.path / name).read_bytes())
@@ -152,12 +154,14 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="verb", required=True)
     w = sub.add_parser("write", help="write predictions and traces of every case into OUT")
     w.add_argument("out", type=Path)
+    w.add_argument("--jobs", help="the runs' worker processes (auto or a number; default: "
+                   "execute's own)")
     c = sub.add_parser("compare", help="compare two folders written by `write`")
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
     args = ap.parse_args(argv)
     if args.verb == "write":
-        write(args.out)
+        write(args.out, args.jobs)
         return 0
     return compare(args.a, args.b)
 

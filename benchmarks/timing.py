@@ -6,12 +6,13 @@ puts benchmarks/ on the path of a script that lives there)."""
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,10 +43,15 @@ class Timed:
     name: str
     command: list[str]
     seconds: list[float]
+    cpu: list[float] = field(default_factory=list)   # user + system, workers included
 
     @property
     def best(self) -> float:
         return min(self.seconds)
+
+    @property
+    def best_cpu(self) -> float:
+        return min(self.cpu)
 
     @property
     def median(self) -> float:
@@ -64,14 +70,19 @@ def time_processes(commands: dict[str, list[str]], rounds: int, env: dict | None
         for name in (names if round_ % 2 == 0 else names[::-1]):
             if before and name in before:
                 before[name]()
+            used = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             done = subprocess.run(commands[name], env=env, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, cwd=ROOT)
             elapsed = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if done.returncode != 0:
                 sys.exit(f"{name} failed ({' '.join(commands[name])}):\n"
                          f"{done.stderr.decode(errors='replace')}")
             timed[name].seconds.append(elapsed)
+            # the process's CPU time and its workers' (each waited for before it exits)
+            timed[name].cpu.append(after.ru_utime - used.ru_utime
+                                   + after.ru_stime - used.ru_stime)
     return timed
 
 

@@ -31,10 +31,10 @@ def invoke(*args):
 
 
 def no_resolving(monkeypatch):
-    """Make resolving an error: a refusal must come before it."""
+    """Make compiling and resolving an error: a refusal must come before them."""
     def refuse(*args, **kwargs):
         raise AssertionError("resolved before refusing")
-    monkeypatch.setattr(runs, "resolve_dataset", refuse)
+    monkeypatch.setattr(runs, "_plan_and_resolve", refuse)
 
 
 # ---- run ids and folders ---------------------------------------------------------------------

@@ -84,6 +84,20 @@ class Seconds(click.ParamType):
         return number
 
 
+class Jobs(click.ParamType):
+    """`--jobs`: "auto" or a whole number of worker processes of at least 1."""
+    name = "jobs"
+
+    def convert(self, value, param, ctx):
+        if value == "auto" or (isinstance(value, int) and not isinstance(value, bool)
+                               and value >= 1):
+            return value
+        text = str(value).strip()
+        if text.isdigit() and int(text) >= 1:
+            return int(text)
+        self.fail(f"{value!r} is neither auto nor a whole number of at least 1", param, ctx)
+
+
 class OutFolder(click.Path):
     """A folder to write into (`--out`, `--results-dir`): an empty value, or a path at or under
     a file, is refused at the option, saying which ("--out is empty", "afile is a file"), before

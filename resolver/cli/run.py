@@ -7,6 +7,7 @@ import click
 
 import resolver.escape as escape
 from resolver.cli.options import (
+    Jobs,
     Seconds,
     collector_paused,
     data_option,
@@ -76,12 +77,16 @@ class _Bars:
               "answer's confidence label is below LEVEL: low, medium or high (recorded in "
               "meta.json; the label is in every row either way).")
 @click.option("--no-cache", is_flag=True, help="Parse afresh; do not read or write the cache.")
+@click.option("--jobs", type=Jobs(), default="auto", show_default=True, metavar="N|auto",
+              help="Worker processes that compile and search the questions: auto (one per "
+              "core, up to 4, when the run is large enough to repay them; Linux only) or a "
+              "number (1: none). The run's files are the same whatever it is.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal).")
 @library_errors
 def run_command(data, plans, split, run_id, name, results_dir, reader, repair, host, timeout,
                 mode, frozen, allow_dirty, strict, allow_partial_plans, abstain_below,
-                no_cache, progress) -> None:
+                no_cache, jobs, progress) -> None:
     """Resolve every question, score it as MemoryAgentBench does, and record the run in
     <results>/<run-id>/ (meta.json, predictions.jsonl, traces.jsonl, metrics.json, table.md,
     table.tex). Prints the score table. Existing runs are never overwritten.
@@ -104,7 +109,7 @@ def run_command(data, plans, split, run_id, name, results_dir, reader, repair, h
     try:
         with collector_paused():
             run = runs.execute(config, results=results_dir, run_id=run_id, progress=bars,
-                               use_cache=not no_cache, label=name)
+                               use_cache=not no_cache, label=name, jobs=jobs)
     finally:
         if bars is not None:
             bars.close()

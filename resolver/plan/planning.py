@@ -34,11 +34,17 @@ def compile_live(text: str, store, names: tuple[str, ...] = LIVE_SETS
 
 def _compile(dataset: Dataset, name: str) -> PlanSet:
     compile_question = compiler(name)
+    return live_set(dataset, name, [compile_question(q.text, dataset.haystack_of(q).store)
+                                    for q in dataset.questions])
+
+
+def live_set(dataset: Dataset, name: str, compiled: list[Compiled]) -> PlanSet:
+    """The live set `name` of `dataset` from its questions' plans, compiled in question order
+    (here, or by a run's workers: `resolver.run.workers`)."""
     plans: dict[str, Compiled] = {}
     shas: dict[str, str] = {}
-    for q in dataset.questions:
-        store = dataset.haystack_of(q).store
-        plans[q.qid] = compile_question(q.text, store)
+    for q, plan in zip(dataset.questions, compiled, strict=True):
+        plans[q.qid] = plan
         shas[q.qid] = hashlib.sha256(q.text.encode("utf-8")).hexdigest()
     manifest = {"planner": name, "model": None, "temperature": None, "level": "relation",
                 "live": True, "factres_version": __version__}

@@ -4,9 +4,11 @@ The run is the one place that holds gold next to predictions: it takes the gold 
 loader and hands it to `scoring` only, after resolution is over (on the test split it drops it
 unread). The folder shapes are in `result_schema`.
 
-Results are never overwritten: the run id is claimed before the work starts (an explicit id
-that exists raises `RunExistsError`; a default id takes the next free suffix), and the folder is
-written and renamed into place by `run_folder`. Everything that can refuse a run is checked
+Results are never overwritten: the run id is claimed before anything is written (an explicit id
+that exists raises `RunExistsError`, checked before any work too; a default id takes the next
+free suffix), and the folder is written and renamed into place by `run_folder`. The questions
+are compiled and resolved in one pass, by forked workers when the run is large enough
+(`resolver.run.workers`, `execute(jobs=...)`). Everything that can refuse a run is checked
 before any question is resolved: the protocol, a writable results folder, the data (questions,
 gold, lines that fit no template under `strict`), the plan sets (their checksums, their
 coverage of the questions) and the model hosts of the lanes.
@@ -44,7 +46,13 @@ from resolver.run.identity import (
 from resolver.run.protocol import LIVE_PREFIX, admit, live_set_name, off_split_sources
 from resolver.run.run_folder import RUN_ID, check_run_id, write_run
 from resolver.search.confidence import ABSTAINED, abstention, below, rank
-from resolver.search.resolve import Prediction, resolve_dataset, resolve_question
+from resolver.run.workers import check_jobs, jobs_for, spread
+from resolver.search.resolve import (
+    NOT_IN_SET,
+    Prediction,
+    resolve_compiled,
+    resolve_question,
+)
 from resolver.text.grammar import grammar_sha256
 
 FALLBACK_NOTE = "fallback:"    # the note of a plan a model planner did not make (compile_ollama)
@@ -102,31 +110,90 @@ def _check_questions(plan_set: PlanSet, dataset: Dataset) -> None:
                                f"question under id {q.qid!r}; recompile it for this data")
 
 
-def load_plan_sets(dataset: Dataset, specs: tuple[str, ...]) -> tuple[list[PlanSet], list[dict]]:
+def load_plan_sets(dataset: Dataset, specs: tuple[str, ...],
+                   live: dict[str, PlanSet] | None = None,
+                   archived: dict[str, tuple[PlanSet, dict]] | None = None
+                   ) -> tuple[list[PlanSet], list[dict]]:
     """Plan sets named by `specs` ("live:rules", "live:lexicon", an archive id or folder) and
-    their meta.json records, in the given order."""
+    their meta.json records, in the given order. `live` holds live sets by name and `archived`
+    archived sets and records by spec (`archived_set`) already at hand (a run's); the others
+    are compiled or read here."""
     sets, records = [], []
     for spec in specs:
         if spec.startswith(LIVE_PREFIX):
-            from resolver.plan.planning import live_plan_sets
-            (plan_set,) = live_plan_sets(dataset, (live_set_name(spec),))
+            name = live_set_name(spec)
+            if live is not None and name in live:
+                plan_set = live[name]
+            else:
+                from resolver.plan.planning import live_plan_sets
+                (plan_set,) = live_plan_sets(dataset, (name,))
             record = {"source": "live", "manifest_sha256": None,
                       "compiler_sha256": source_hashes(LIVE_COMPILER_FILES)}
+            record.update(_set_record(plan_set, dataset))
         else:
-            from resolver.plan.archive import load_plan_set  # lazily: only archived runs need it
-            plan_set = load_plan_set(spec)
-            _check_questions(plan_set, dataset)
-            manifest = _manifest_file(spec)
-            record = {"source": "archive", "compiler_sha256": None,
-                      "manifest_sha256": sha256_bytes(manifest.read_bytes())
-                      if manifest.is_file() else None}
-        record.update(_set_record(plan_set, dataset))
+            plan_set, record = (archived or {}).get(spec) or archived_set(spec, dataset)
+            record = dict(record)
         sets.append(plan_set)
         records.append(record)
-    ids = [s.set_id for s in sets]
+    _named_once([s.set_id for s in sets])
+    return sets, records
+
+
+def archived_set(spec: str, dataset: Dataset) -> tuple[PlanSet, dict]:
+    """The archived plan set `spec` (an archive id or folder), checked against the questions,
+    and its meta.json record."""
+    from resolver.plan.archive import load_plan_set  # lazily: only archived runs need it
+    plan_set = load_plan_set(spec)
+    _check_questions(plan_set, dataset)
+    manifest = _manifest_file(spec)
+    record = {"source": "archive", "compiler_sha256": None,
+              "manifest_sha256": sha256_bytes(manifest.read_bytes())
+              if manifest.is_file() else None}
+    record.update(_set_record(plan_set, dataset))
+    return plan_set, record
+
+
+def _named_once(ids: list[str]) -> None:
     if len(set(ids)) != len(ids):
         raise InputError(f"a plan set is named twice: {', '.join(ids)}")
-    return sets, records
+
+
+def _plan_and_resolve(config: RunConfig, dataset: Dataset, jobs: int, progress: Progress,
+                      archived: dict[str, tuple[PlanSet, dict]], with_readouts: bool,
+                      meanwhile: Callable[[], object] | None
+                      ) -> tuple[dict[str, PlanSet], list[Prediction], list[dict | None]]:
+    """Every question compiled by the live compilers the specs name, then resolved with those
+    plans and the archived sets' (and its readout sizes measured, when `with_readouts`), by
+    `jobs` workers: one pass over the questions, so each question is read once for both.
+    Returns the live sets by name, the predictions and the readout rows, in question order."""
+    from resolver.plan.planning import compiler, live_set
+    specs = config.plan_specs()
+    names = list(dict.fromkeys(live_set_name(s) for s in specs if s.startswith(LIVE_PREFIX)))
+    compilers = [compiler(name) for name in names]       # an unknown name: refused here
+    # (set id, live compiler's place, or the archived set), in the specs' order
+    order = [(f"live:{live_set_name(s)}", names.index(live_set_name(s)), None)
+             if s.startswith(LIVE_PREFIX) else (archived[s][0].set_id, None, archived[s][0])
+             for s in specs]
+    _named_once([set_id for set_id, _, _ in order])
+    questions, mode = dataset.questions, config.mode
+
+    def one(i: int) -> tuple[tuple[Compiled, ...], Prediction, dict | None]:
+        question = questions[i]
+        store = dataset.haystack_of(question).store
+        fresh = tuple(compile_question(question.text, store) for compile_question in compilers)
+        compiled = [(set_id, fresh[at] if plan_set is None else
+                     plan_set.plans.get(question.qid, Compiled((), NOT_IN_SET)))
+                    for set_id, at, plan_set in order]
+        pred = resolve_compiled(question, store, compiled, mode)
+        return fresh, pred, readout_row(store, pred) if with_readouts else None
+
+    if jobs > 1:
+        for haystack in dataset.haystacks.values():
+            haystack.store.prepare()
+    done = spread(one, len(questions), jobs, progress("resolving", len(questions)), meanwhile)
+    live = {name: live_set(dataset, name, [fresh[k] for fresh, _, _ in done])
+            for k, name in enumerate(names)}
+    return live, [pred for _, pred, _ in done], [row for _, _, row in done]
 
 
 def _fell_back(compiled: Compiled) -> bool:
@@ -319,12 +386,17 @@ def check_label(label: str | None, option: str = "--name") -> str | None:
 
 def execute(config: RunConfig, *, results: str | Path | None = None,
             run_id: str | None = None, progress: Progress | None = None,
-            use_cache: bool = True, label: str | None = None) -> Run:
+            use_cache: bool = True, label: str | None = None, jobs: int | str | None = 1
+            ) -> Run:
     """Resolve, score and record one run; return it. The run folder is complete on return.
     Everything that can refuse the run is checked before the first question is resolved.
-    `label` names the run's rows in the tables (meta.json `label`; `factres run --name`)."""
+    `label` names the run's rows in the tables (meta.json `label`; `factres run --name`).
+    `jobs`: worker processes for compiling and searching (`resolver.run.workers`): 1 (this
+    process), a number, or "auto"/None (one per core, as the run's size repays); the run's
+    files are the same whatever it is."""
     root = results_root(results)
     check_label(label)
+    jobs = check_jobs(jobs)
     config, protocol = admit(config)       # refuses test runs outside the protocol
     if run_id is not None:
         check_run_id(root, run_id)
@@ -335,15 +407,26 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
     protocol["off_split_sources"] = off_split_sources(
         config.split, (q.source for q in dataset.questions))
     del gold_book                 # from here only `gold` (None on the test split) exists
-    plan_sets, set_records = load_plan_sets(dataset, config.plan_specs())
-    warnings = check_coverage(set_records, len(dataset.questions), config.allow_partial_plans)
-    warnings += [f"plan set {r['set_id']}: {r['fallback_count']} of {len(dataset.questions)} "
+    total = len(dataset.questions)
+    specs = config.plan_specs()
+    archived = {spec: archived_set(spec, dataset) for spec in specs
+                if not spec.startswith(LIVE_PREFIX)}
+    # an archived set that fits none of the questions refuses the run before any work
+    warnings = check_coverage([record for _, record in archived.values()], total,
+                              config.allow_partial_plans)
+    reader, repairer = _lanes(config)
+    stage = progress or (lambda label, n: None)
+    live, predictions, readouts = _plan_and_resolve(
+        config, dataset, jobs_for(jobs, total), stage, archived,
+        with_readouts=repairer is None,
+        # while the workers search, this process loads what scoring needs
+        meanwhile=scoring.prepare if gold is not None else None)
+    plan_sets, set_records = load_plan_sets(dataset, specs, live, archived)
+    warnings += [f"plan set {r['set_id']}: {r['fallback_count']} of {total} "
                  "questions have the lexicon's fallback plans, not the model's"
                  for r in set_records if r["fallback_count"]]
-    reader, repairer = _lanes(config)
 
-    # The id's hash covers what decides the results (file contents, not paths); it is known
-    # before any question is resolved, so the id is claimed first.
+    # The id's hash covers what decides the results (file contents, not paths).
     identity = {"data_sha256": sorted(dataset.files_sha256.values()),
                 "plan_sets": [[r["set_id"], r["plans_sha256"]] for r in set_records],
                 "split": config.split, "reader": config.reader, "repair": config.repair,
@@ -356,9 +439,10 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
                                                          config.mode))
     try:
         return _run(config, claimed, dataset, gold, plan_sets, set_records, reader, repairer,
-                    progress, {"protocol": protocol, "identity": identity,
-                               "config_sha256": config_sha, "unparsed": unparsed,
-                               "warnings": warnings, "label": label})
+                    stage, predictions, readouts,
+                    {"protocol": protocol, "identity": identity,
+                     "config_sha256": config_sha, "unparsed": unparsed,
+                     "warnings": warnings, "label": label})
     except BaseException:
         claimed.release()
         raise
@@ -394,12 +478,10 @@ def unparsed_record(dataset: Dataset, strict: bool = False) -> dict:
 
 def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: Gold | None,
          plan_sets: list[PlanSet], set_records: list[dict], reader, repairer,
-         progress: Progress | None, record: dict) -> Run:
-    """Resolve, run the lanes, score and write the claimed folder."""
+         stage: Progress, predictions: list[Prediction], readouts: list[dict | None],
+         record: dict) -> Run:
+    """Run the lanes on the resolved predictions, score and write the claimed folder."""
     total = len(dataset.questions)
-    stage = progress or (lambda label, n: None)
-    predictions = resolve_dataset(dataset, plan_sets, progress=stage("resolving", total),
-                                  mode=config.mode)
     repair_traces: dict[str, dict] = {}
     if repairer is not None:
         predictions, repair_traces, repair_set = apply_repair(
@@ -470,18 +552,22 @@ def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: G
             "protocol": protocol}
     if record["label"] is not None:      # absent otherwise: the tables derive one
         meta["label"] = record["label"]
-    path = write_run(claimed, meta, rows, traces, metrics, readout_rows(dataset, predictions))
+    if repairer is not None:
+        readouts = readout_rows(dataset, predictions)
+    path = write_run(claimed, meta, rows, traces, metrics, readouts)
     return Run(run_id, path, meta, metrics, rows)
 
 
 def readout_rows(dataset: Dataset, predictions: list[Prediction]) -> list[dict]:
     """readout.jsonl rows (result_schema.ReadoutRow): each question's readouts (RUN_READS)
     rendered from the run's own store and prediction, measured in characters."""
-    rows = []
-    for question, pred in zip(dataset.questions, predictions):
-        store = dataset.haystack_of(question).store
-        rows.append({"qid": pred.qid, "reads": [
-            {"budget": budget, "disclose": list(modes),
-             "chars": len(render_readout(store, pred, disclose=modes, budget=budget))}
-            for budget, modes in RUN_READS]})
-    return rows
+    return [readout_row(dataset.haystack_of(question).store, pred)
+            for question, pred in zip(dataset.questions, predictions)]
+
+
+def readout_row(store, pred: Prediction) -> dict:
+    """One question's readout.jsonl row (`readout_rows`)."""
+    return {"qid": pred.qid, "reads": [
+        {"budget": budget, "disclose": list(modes),
+         "chars": len(render_readout(store, pred, disclose=modes, budget=budget))}
+        for budget, modes in RUN_READS]}

@@ -71,6 +71,9 @@ class Prediction:
         return {} if self.confidence is None else {"confidence": self.confidence.to_json()}
 
 
+NOT_IN_SET = "not in plan set"      # the reason of a question a plan set has no plans for
+
+
 def execute_latest(plan: Plan, store, plan_set: str = "") -> Candidate | None:
     """Plain execution (issue 3): follow the chain hop by hop, the head of each key (its latest
     version under FactConsolidation's write path) at each hop, read through the ledger. The
@@ -187,13 +190,26 @@ def resolve_dataset(dataset: Dataset, plan_sets: list[PlanSet],
                     mode: str = "search") -> list[Prediction]:
     """Resolve every question of the dataset with every plan set, in question order.
     `mode` is "search" (the relaxed scored search) or "plain" (plain mode: the plans executed in order, the latest version at every hop)."""
-    resolve_one = resolve_question if mode == "search" else resolve_question_plain
     out = []
     for question in dataset.questions:
-        store = dataset.haystack_of(question).store
-        compiled = [(ps.set_id, ps.plans.get(question.qid, Compiled((), "not in plan set")))
-                    for ps in plan_sets]
-        out.append(resolve_one(question, store, compiled))
+        out.append(resolve_in(dataset, question, plan_sets, mode))
         if progress:
             progress(1)
     return out
+
+
+def resolve_in(dataset: Dataset, question: Question, plan_sets: list[PlanSet],
+               mode: str = "search") -> Prediction:
+    """One question of `dataset` resolved as `resolve_dataset` resolves it: over its own
+    context's store, with its plans of every set."""
+    compiled = [(ps.set_id, ps.plans.get(question.qid, Compiled((), NOT_IN_SET)))
+                for ps in plan_sets]
+    return resolve_compiled(question, dataset.haystack_of(question).store, compiled, mode)
+
+
+def resolve_compiled(question: Question, store, compiled: list[tuple[str, Compiled]],
+                     mode: str = "search") -> Prediction:
+    """One question resolved over `store` with its plans of each set, (set id, plans), in
+    order: by the search, or in plain mode."""
+    resolve_one = resolve_question if mode == "search" else resolve_question_plain
+    return resolve_one(question, store, compiled)

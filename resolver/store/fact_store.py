@@ -416,6 +416,13 @@ class FactStore:
             self._ledger = ledger
         return ledger
 
+    def prepare(self) -> None:
+        """Build now what reads build on first use: the index, the name index and the ledger
+        (a run does it before forking its workers, which then share them instead of each
+        building its own)."""
+        self._index()
+        self.ledger
+
     def status(self, fact: Fact) -> str | None:
         """The ledger status of the fact's version ("active", "superseded", ...), None if the
         fact is not in the store."""
