@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from resolver.haystack import Dataset, Gold, Question
 from resolver.mab.exact_match import score_answer, substring_exact_match
+from resolver.plan.plans import Compiled
 from resolver.search.resolve import Prediction
 
 if TYPE_CHECKING:
@@ -38,25 +39,31 @@ class Staleness:
     stale: bool                     # eligible, wrong, and the prediction is an earlier value
 
 
-def _question_keys(prediction: Prediction, question: Question, store) -> list[tuple[str, str]]:
+def _question_keys(prediction: Prediction, question: Question, store,
+                   rules: Compiled | None = None) -> list[tuple[str, str]]:
     """Keys a single-hop question may ask about, in the order they are tried: the winner's
     one hop, then every one-relation plan of the rule compiler (which works from the question
-    text alone, so unanswered questions get a key too)."""
-    from resolver.plan.compile_rules import compile_question
+    text alone, so unanswered questions get a key too). `rules`: the rule compiler's plans for
+    the question over this store when already at hand (a run's live:rules set), the same as
+    compiling them again."""
+    if rules is None:
+        from resolver.plan.compile_rules import compile_question
+        rules = compile_question(question.text, store)
     keys = []
     winner = prediction.winner
     if winner is not None and len(winner.hops) == 1:
         hop = winner.hops[0]
         if not hop.reverse:
             keys.append((hop.subject, hop.relation))
-    for plan in compile_question(question.text, store).plans:
+    for plan in rules.plans:
         if len(plan.chain) == 1 and not plan.chain[0].startswith("family:"):
             keys.append((plan.entity, plan.chain[0]))
     return keys
 
 
 def staleness(prediction: Prediction, question: Question, store, gold_answers: Sequence[str],
-              em: int, score: Scorer = substring_exact_match) -> Staleness:
+              em: int, score: Scorer = substring_exact_match,
+              rules: Compiled | None = None) -> Staleness:
     """Is this single-hop prediction stale?
 
     The question's key is the first of `_question_keys` whose *final* value matches the gold
@@ -64,10 +71,10 @@ def staleness(prediction: Prediction, question: Question, store, gold_answers: S
     is eligible when that key has more than one version, and stale when it is eligible, scored
     0, and its prediction matches (by `score`: the substring rule, or the harness's rule for
     imported outputs) the object of an earlier version of the key. Multi-hop questions are never
-    eligible."""
+    eligible. `rules`: see `_question_keys`."""
     if question.kind != "sh" or not gold_answers:
         return Staleness(None, False, False)
-    for subject, relation in _question_keys(prediction, question, store):
+    for subject, relation in _question_keys(prediction, question, store, rules):
         versions = store.versions(subject, relation)
         if not versions or not substring_exact_match(versions[-1].object, gold_answers):
             continue
@@ -136,10 +143,12 @@ def _kind_order(kind: str) -> int:
 
 
 def build_cells(dataset: Dataset, predictions: list[Prediction], gold: Gold | None,
-                score: Scorer = score_answer
+                score: Scorer = score_answer, rules: Mapping[str, Compiled] | None = None
                 ) -> tuple[list[Cell], list[int | None], list[Staleness | None]]:
     """Score every prediction (EM and staleness, both by `score`: `score_answer` for the
     resolver's strings, `harness_score` for imported outputs) and group them by source.
+    `rules`: the rule compiler's plans by question id, when the run compiled them (its
+    live:rules set): staleness reads them instead of compiling them again.
 
     Returns the cells (ordered sh then mh, sizes ascending), and per prediction its EM and
     staleness (None when unscored, i.e. `gold` is None)."""
@@ -161,7 +170,7 @@ def build_cells(dataset: Dataset, predictions: list[Prediction], gold: Gold | No
         answers = gold[pred.qid]
         em = score(pred.answer, answers)
         stale = staleness(pred, question, dataset.haystack_of(question).store, answers, em,
-                          score)
+                          score, rules.get(pred.qid) if rules is not None else None)
         cell.em.append(em)
         cell.stale += int(stale.stale)
         cell.stale_eligible += int(stale.eligible)

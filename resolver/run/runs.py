@@ -503,7 +503,9 @@ def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: G
     reader_name = reader.name if reader is not None else "none"
     scored_predictions = [replace(p, answer=a) for p, a in zip(predictions, answers)]
 
-    cells, ems, _ = scoring.build_cells(dataset, scored_predictions, gold)
+    # the live rule set's plans are what staleness would compile again
+    rules = next((ps.plans for ps in plan_sets if ps.set_id == "live:rules"), None)
+    cells, ems, _ = scoring.build_cells(dataset, scored_predictions, gold, rules=rules)
     rows = _prediction_rows(predictions, answered, answers, ems, gold, reader_name)
     traces = []
     for pred, shown in zip(predictions, answered):
