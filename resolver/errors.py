@@ -177,6 +177,11 @@ class ForeignFolderError(InputError):
     tool: `factres tables` skips it with a note instead of a warning."""
 
 
+class WorkerError(FactresError):
+    """A run's worker process ended without sending its results (killed, out of memory): the
+    run is not recorded."""
+
+
 class FactresNote(UserWarning):
     """Something a user should know that stops nothing (a run id found in two places: which
     one was read). Issued with `warnings.warn`; the CLI prints each once as a `note:` line on

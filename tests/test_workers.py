@@ -10,7 +10,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from resolver.errors import InputError
+from resolver.errors import InputError, WorkerError
 from resolver.haystack import bundled_path
 from resolver.run import runs, workers
 from resolver.run.config import RunConfig
@@ -69,6 +69,28 @@ def test_an_error_that_cannot_be_pickled_comes_back_as_its_text():
 
     with pytest.raises(RuntimeError, match="question 60 went wrong"):
         workers.spread(work, 100, 2)
+
+
+@needs_fork
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    def work(i):
+        if i == 70:
+            os._exit(3)            # as if killed: no result, no error sent back
+        return i
+
+    with pytest.raises(WorkerError, match="ended without its results"):
+        workers.spread(work, 100, 2)
+
+
+@needs_fork
+def test_a_worker_ignores_ctrl_c_its_parent_handles():
+    import signal
+
+    def handler(i):
+        return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+    assert all(workers.spread(handler, 100, 2))
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
 
 
 def test_spread_keeps_the_order_and_calls_meanwhile():

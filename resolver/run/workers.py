@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Callable, Sequence, TypeVar
 
-from resolver.errors import InputError
+from resolver.errors import InputError, WorkerError
 
 T = TypeVar("T")
 
@@ -74,7 +74,7 @@ def spread(work: Callable[[int], T], count: int, jobs: int,
     """`[work(i) for i in range(count)]`, computed by `jobs` forked workers (1: here), in that
     order. `advance(n)` is called as results come in; `meanwhile()` runs in this process while
     the workers work (what the next stage needs and can load now). An error in a worker is
-    raised here, as itself."""
+    raised here, as itself; a worker that dies (killed, out of memory) raises WorkerError."""
     if jobs <= 1:
         out = []
         for i in range(count):
@@ -85,28 +85,45 @@ def spread(work: Callable[[int], T], count: int, jobs: int,
             meanwhile()
         return out
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     global _WORK
     size = max(1, -(-count // (jobs * CHUNKS_PER_JOB)))
     chunks = [range(start, min(start + size, count)) for start in range(0, count, size)]
     _WORK = work
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
+                               initializer=_quiet)
     try:
-        # the pool forks its workers here, before it starts its own threads
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            results = pool.imap(_chunk, chunks)
-            if meanwhile:
-                meanwhile()
-            out: list = []
-            for chunk in chunks:
-                failed, got = next(results)
-                if failed:
-                    raise got
-                out.extend(got)
-                if advance:
-                    advance(len(chunk))
+        # the first submit forks every worker, before the pool starts its own thread
+        futures = [pool.submit(_chunk, chunk) for chunk in chunks]
+        if meanwhile:
+            meanwhile()
+        out: list = []
+        for chunk, future in zip(chunks, futures):
+            try:
+                failed, got = future.result()
+            except BrokenProcessPool:
+                raise WorkerError(f"a worker process ended without its results (killed, or out "
+                                  f"of memory?); nothing was recorded; --jobs 1 runs in one "
+                                  f"process") from None
+            if failed:
+                raise got
+            out.extend(got)
+            if advance:
+                advance(len(chunk))
     finally:
         _WORK = None
+        # on an error or an interrupt, chunks not started are dropped; running ones finish
+        pool.shutdown(wait=True, cancel_futures=True)
     return out
+
+
+def _quiet() -> None:
+    """In a worker: Ctrl-C is the parent's to handle (it stops the pool), not a traceback
+    from every worker."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _chunk(indices: Sequence[int]) -> tuple[bool, object]:
