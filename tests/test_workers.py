@@ -119,6 +119,10 @@ def test_jobs_auto_takes_cores_as_the_run_repays(monkeypatch):
     assert workers.jobs_for(None, workers.MIN_QUESTIONS_PER_JOB) == 1
     assert workers.jobs_for(5, 600) == 5 and workers.jobs_for(5, 3) == 3
     assert workers.jobs_for(1, 600) == 1
+    # stores too large for every worker to copy what it reads: one process, unless asked
+    assert workers.jobs_for(None, 600, workers.AUTO_FACTS_CAP) == workers.AUTO_JOBS_CAP
+    assert workers.jobs_for(None, 600, workers.AUTO_FACTS_CAP + 1) == 1
+    assert workers.jobs_for(2, 600, workers.AUTO_FACTS_CAP + 1) == 2
     monkeypatch.setattr(workers, "available_cores", lambda: 1)
     assert workers.jobs_for(None, 600) == 1
     monkeypatch.setattr(workers, "can_fork", lambda: False)

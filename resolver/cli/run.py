@@ -79,8 +79,9 @@ class _Bars:
 @click.option("--no-cache", is_flag=True, help="Parse afresh; do not read or write the cache.")
 @click.option("--jobs", type=Jobs(), default="auto", show_default=True, metavar="N|auto",
               help="Worker processes that compile and search the questions: auto (one per "
-              "core, up to 4, when the run is large enough to repay them; Linux only) or a "
-              "number (1: none). The run's files are the same whatever it is.")
+              "core, up to 4, when the run has questions enough to repay them and stores of "
+              "at most 250,000 facts; Linux only) or a number (1: none). The run's files are "
+              "the same whatever it is.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal).")
 @library_errors

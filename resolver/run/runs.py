@@ -417,7 +417,9 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
     reader, repairer = _lanes(config)
     stage = progress or (lambda label, n: None)
     live, predictions, readouts = _plan_and_resolve(
-        config, dataset, jobs_for(jobs, total), stage, archived,
+        config, dataset,
+        jobs_for(jobs, total, sum(len(h.store) for h in dataset.haystacks.values())),
+        stage, archived,
         with_readouts=repairer is None,
         # while the workers search, this process loads what scoring needs
         meanwhile=scoring.prepare if gold is not None else None)

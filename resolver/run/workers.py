@@ -27,6 +27,11 @@ CHUNKS_PER_JOB = 10
 # "auto" takes at most this many: past it the serial rest of a run (reading, scoring,
 # writing) is most of the time and every worker copies more of the parent's pages.
 AUTO_JOBS_CAP = 4
+# ... and none past this many facts in the run's stores: a worker copies the pages of the
+# store it reads (reference counts are written as it reads), so over the 262K context repeated
+# 64 times (1.17M facts) two workers took 664 MB together where one process peaks at 467 MB
+# (issue 35's 600 MB); a store that large is mostly read, not searched, anyway.
+AUTO_FACTS_CAP = 250_000
 
 # What a forked worker calls: set just before the workers are forked, read by `_chunk`.
 _WORK: Callable[[int], object] | None = None
@@ -56,10 +61,13 @@ def check_jobs(jobs: int | str | None) -> int | None:
     return jobs
 
 
-def jobs_for(jobs: int | None, questions: int) -> int:
-    """The workers a run of `questions` questions gets: `jobs` when given (1: this process),
-    else ("auto") one per core up to AUTO_JOBS_CAP, no more than the questions repay
-    (MIN_QUESTIONS_PER_JOB each), and 1 where workers cannot be forked."""
+def jobs_for(jobs: int | None, questions: int, facts: int = 0) -> int:
+    """The workers a run of `questions` questions over stores of `facts` facts gets: `jobs`
+    when given (1: this process), else ("auto") one per core up to AUTO_JOBS_CAP, no more than
+    the questions repay (MIN_QUESTIONS_PER_JOB each), none over stores of more than
+    AUTO_FACTS_CAP facts; and 1 where workers cannot be forked."""
+    if jobs is None and facts > AUTO_FACTS_CAP:
+        return 1
     wanted = jobs if jobs is not None else min(available_cores(), AUTO_JOBS_CAP)
     wanted = min(wanted, questions // MIN_QUESTIONS_PER_JOB) if jobs is None else \
         min(wanted, questions)
