@@ -382,8 +382,9 @@ def _peak_of(command: list[str]) -> None:
     print(json.dumps({"seconds": seconds, "peak": peak}))
 
 
-def _run_repeated(repeats: int, folder: Path, rounds: int) -> dict:
-    """`factres run --no-cache` over the 262K synthetic rows, their context repeated."""
+def repeated_rows(repeats: int, folder: Path) -> tuple[Path, int, int]:
+    """The 262K synthetic rows, both carrying its context repeated `repeats` times, written as
+    `{"data": [row, row]}` into `folder`: the file, its fact lines and its questions."""
     rows_path, _, _ = synthetic.write("262k", folder)
     rows = json.loads(rows_path.read_text("utf-8"))["data"]
     context = repeated_context(rows[0]["context"], repeats)
@@ -391,9 +392,12 @@ def _run_repeated(repeats: int, folder: Path, rounds: int) -> dict:
         row["context"] = context
     data = folder / f"repeated-{repeats}.json"
     data.write_text(json.dumps({"data": rows}, ensure_ascii=False), "utf-8")
-    facts = context.count("\n") - 1
-    questions = sum(len(row["questions"]) for row in rows)
-    del rows, context
+    return data, context.count("\n") - 1, sum(len(row["questions"]) for row in rows)
+
+
+def _run_repeated(repeats: int, folder: Path, rounds: int) -> dict:
+    """`factres run --no-cache` over the 262K synthetic rows, their context repeated."""
+    data, facts, questions = repeated_rows(repeats, folder)
     runs = []
     for n in range(rounds):
         results = folder / f"results-{repeats}-{n}"
