@@ -220,7 +220,8 @@ def is_finite_number(value: Any) -> bool:
 # not valid, gives None, and the caller reads it whole, which names the error as it always has.
 _BLANKS = re.compile(rb"[ \t\n\r]*")         # JSON's whitespace
 _ASCII_BLANKS = re.compile(rb"\s*")           # what bytes.strip() strips: a blank line
-_BRACKETS = re.compile(rb'["{}\[\]]')
+# a string (quotes, and anything escaped, inside it), or a bracket
+_TOKEN = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[{}\[\]]', re.DOTALL)
 _SCALAR = re.compile(rb"[^ \t\n\r,\]}]+")
 # Nesting far from orjson's limit (1024 levels), which counts from the top of the whole
 # document: anything deeper is read whole, and fails or not as it always has.
@@ -269,23 +270,22 @@ def _value_end(data: bytes, at: int) -> int:
         return found.end()
     depth, at = 1, at + 1
     while depth:
-        found = _BRACKETS.search(data, at)
+        found = _TOKEN.search(data, at)
         if found is None:
             raise _Whole
-        at = found.start()
-        if data[at] == 0x22:
-            at = _string_end(data, at)
-            continue
-        depth += 1 if data[at] in b"{[" else -1
-        if depth > _DEEP:
-            raise _Whole
-        at += 1
+        at = found.end()
+        if at - found.start() == 1:          # a bracket; a string is skipped whole
+            depth += 1 if data[at - 1] in b"{[" else -1
+            if depth > _DEEP:
+                raise _Whole
     return at
 
 
-def _members(data: bytes, at: int) -> tuple[list[tuple[int, int, int, int]], int]:
+def _members(data: bytes, at: int, value_end=None
+             ) -> tuple[list[tuple[int, int, int, int]], int]:
     """The members of the object whose `{` is at `at`, each (key start, key end, value start,
-    value end), and the object's end."""
+    value end), and the object's end. `value_end(key start, key end, value start)`, when
+    given, finds the end of a value (and may read it on the way)."""
     out = []
     at = _skip(data, at + 1)
     if data.startswith(b"}", at):
@@ -295,9 +295,9 @@ def _members(data: bytes, at: int) -> tuple[list[tuple[int, int, int, int]], int
             raise _Whole
         key_end = _string_end(data, at)
         value = _expect(data, _skip(data, key_end), b":")
-        value_end = _value_end(data, value)
-        out.append((at, key_end, value, value_end))
-        at = _skip(data, value_end)
+        end = value_end(at, key_end, value) if value_end else _value_end(data, value)
+        out.append((at, key_end, value, end))
+        at = _skip(data, end)
         if data.startswith(b"}", at):
             return out, at + 1
         at = _expect(data, at, b",")
@@ -371,19 +371,22 @@ def loads_list(data: bytes, *, key: str, shared: str) -> list | None:
         if data.startswith(b"[", at):
             out, end = items.list_at(at)
         elif data.startswith(b"{", at):
-            members, end = _members(data, at)
-            name = orjson.dumps(key)
-            lists = [(v, v_end) for k, k_end, v, v_end in members
-                     if k_end - k == len(name) and data.startswith(name, k)]
-            if len(lists) != 1 or data[lists[0][0]] != 0x5B:
+            name, lists = orjson.dumps(key), []
+
+            def value_end(k: int, k_end: int, value: int) -> int:
+                # the list under `key` read as the object is scanned, not scanned twice
+                if k_end - k == len(name) and data.startswith(name, k) and data[value] == 0x5B:
+                    lists.append((value, *items.list_at(value)))
+                    return lists[-1][2]
+                return _value_end(data, value)
+
+            _, end = _members(data, at, value_end)
+            if len(lists) != 1:
                 return None
-            start, stop = lists[0]
+            start, out, stop = lists[0]
             # the rest of the object, read and checked as a whole read would
             rest = _part(b"".join((items.view[at:start], b"[]", items.view[stop:end])))
             if not isinstance(rest, dict) or rest.get(key) != []:
-                return None
-            out, list_end = items.list_at(start)
-            if list_end != stop:
                 return None
         else:
             return None
