@@ -24,7 +24,7 @@ import resolver.hub as hub
 from resolver.errors import InputError, MissingExtraError, several
 from resolver.store.fact_store import FactStore
 from resolver.store.operations import read_context
-from resolver.strict_json import loads
+from resolver.strict_json import loads, loads_lines, loads_list
 from resolver.text.facts import NOTE_CRLF, ParseResult, crlf_as_lf
 
 _SOURCE = re.compile(r"(?:^|_)(?P<kind>sh|mh)_(?P<size>\d+k)$")
@@ -126,6 +126,11 @@ def decode(data: bytes, path: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _rows_from_json(data: bytes, path: str) -> list[dict]:
+    # a row at a time, a context the rows repeat decoded once (strict_json.loads_list); read
+    # whole only when that is not the layout, or something in it is wrong, to name it
+    rows = loads_list(data, key="data", shared="context")
+    if rows is not None:
+        return rows
     obj = loads(data, path=path, what="a row, a list of rows or {\"data\": [rows]}")
     if isinstance(obj, dict) and "data" in obj and isinstance(obj["data"], list):
         return obj["data"]
@@ -138,6 +143,9 @@ def _rows_from_json(data: bytes, path: str) -> list[dict]:
 
 
 def _rows_from_jsonl(data: bytes, path: str) -> list[dict]:
+    rows = loads_lines(data, shared="context")     # as _rows_from_json
+    if rows is not None:
+        return rows
     rows = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
