@@ -96,8 +96,11 @@ class _CueIndex:
         found = self._starting.get(token)
         if found is None:
             fits = list(self.exact.get(token, ()))
-            for prefix, cues_ in self.prefixed.items():
-                if token.startswith(prefix):
+            # the token's own prefixes looked up, not every prefix of the lexicon tried
+            prefixed = self.prefixed
+            for end in range(1, len(token) + 1):
+                cues_ = prefixed.get(token[:end])
+                if cues_:
                     fits += cues_
             found = tuple(sorted(fits + self.anywhere)) if fits else self._only_anywhere
             if len(self._starting) >= TOKENS_KEPT:
@@ -120,7 +123,8 @@ def _cue_spans(tokens: tuple[str, ...]) -> tuple[CueSpan, ...]:
     for at, token in enumerate(tokens):
         for cue in index.starting(token):
             order, relation, words, weight, text = cue
-            if _match(words, tokens, at):
+            # a one-word cue matches where its word fits: `starting` found it by that word
+            if len(words) == 1 or _match(words, tokens, at):
                 found.append((order, at, CueSpan(relation, at, at + len(words), weight, text)))
     found.sort(key=lambda f: (f[0], f[1]))
     return tuple(span for _, _, span in found)

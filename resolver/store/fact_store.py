@@ -569,8 +569,10 @@ class FactStore:
     def _index(self) -> dict[tuple[str, ...], set[str]]:
         if self._token_index is None:
             index: dict[tuple[str, ...], set[str]] = defaultdict(set)
-            for key, spelling in self._ix.spelling.items():
-                tokens = name_tokens(spelling)
+            for key in self._ix.spelling:
+                # the key is norm(spelling), NFC and case-folded already: its words are
+                # name_tokens(spelling) (norm only collapses whitespace, never part of a word)
+                tokens = tuple(_WORD.findall(key))
                 if tokens:
                     index[tokens].add(key)
             self._max_tokens = max((len(t) for t in index), default=0)
