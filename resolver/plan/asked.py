@@ -50,6 +50,8 @@ def clause_starts(text: str) -> frozenset[int]:
     bracket or dash: where a new clause may open."""
     folded = text.casefold()
     marks = [m.end() for m in _CLAUSE_MARK.finditer(folded)]
+    if not marks:                   # most questions are one clause
+        return frozenset()
     out, k = set(), 0
     previous_end = 0
     for i, m in enumerate(_WORD.finditer(folded)):

@@ -170,6 +170,7 @@ def _n_best(chain: tuple[str, ...], why: str) -> list[tuple[tuple[str, ...], str
     if len(chain) > 1:
         for drop in range(len(chain) - 1, -1, -1):
             variants.append(((chain[:drop] + chain[drop + 1:])[:4], f"{why}; without hop {drop}"))
+    reordered = f"{why}; reordered"
     for order in permutations(chain[:4]):
-        variants.append((order, f"{why}; reordered"))
+        variants.append((order, reordered))
     return [(steps, rule) for steps, rule in variants if steps]
