@@ -118,8 +118,9 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
     # alternative carries that set (`others`), and a chain the set of each phrase it took.
     says = [restated(tokens[s.start:s.end]) for s in ordered]
     restaters = [i for i, again in enumerate(says) if again]
-    choices = [[(relation, weight, f"{relation}<-'{ordered[i].cue}'", says[i] - {relation})
-                for relation, weight in alts] for i, alts in enumerate(options)]
+    choices = [[(relation, weight, f"{relation}<-'{span.cue}'",
+                 again - {relation} if again else again) for relation, weight in alts]
+               for span, again, alts in zip(ordered, says, options)]
     accepts: dict[str, float] = {}
 
     def extend(chain, used, kept, penalty, note, picks=()):

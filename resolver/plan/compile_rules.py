@@ -12,14 +12,18 @@ COMPILER = "rule"
 
 
 @lru_cache(maxsize=None)
-def _patterns() -> list[tuple[str, re.Pattern, int]]:
-    """(relation, pattern, literal length), the most literal templates first."""
+def _patterns() -> list[tuple[str, re.Pattern, int, tuple[str, str] | None]]:
+    """(relation, pattern, literal length, ends), the most literal templates first. `ends`:
+    the template's words before and after [X], lower-cased, when they are ASCII and have no
+    space at the outer ends (all MQuAKE templates), else None."""
     out = []
     for rel in inventory().values():
         head, _, tail = rel.question.partition("[X]")
         pattern = re.compile(r"\s*" + re.escape(head) + r"(?P<x>.+?)" + re.escape(tail) + r"\s*$",
                              re.IGNORECASE)
-        out.append((rel.name, pattern, len(head) + len(tail)))
+        plain = (head + tail).isascii() and head == head.lstrip() and tail == tail.rstrip()
+        out.append((rel.name, pattern, len(head) + len(tail),
+                    (head.lower(), tail.lower()) if plain else None))
     out.sort(key=lambda t: (-t[2], t[0]))
     return out
 
@@ -30,7 +34,13 @@ def compile_question(text: str, store) -> Compiled:
     When several templates fit (e.g. "Who is the author of X?" also fits "Who is the [X]?"),
     plans whose key exists in the store come first, then the more literal template."""
     found = []
-    for order, (name, pattern, literal) in enumerate(_patterns()):
+    # An ASCII question the pattern matches starts and ends with the template's words (case
+    # aside, spaces around): a template whose words are not there needs no pattern run.
+    folded = text.strip().lower() if text.isascii() else None
+    for order, (name, pattern, literal, ends) in enumerate(_patterns()):
+        if folded is not None and ends is not None and not (
+                folded.startswith(ends[0]) and folded.endswith(ends[1])):
+            continue
         match = pattern.match(text)
         if not match:
             continue

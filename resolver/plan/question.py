@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
 
 from resolver.errors import InputError
 from resolver.haystack import MAX_QUESTION
@@ -126,7 +127,7 @@ def _cue_spans(tokens: tuple[str, ...]) -> tuple[CueSpan, ...]:
             # a one-word cue matches where its word fits: `starting` found it by that word
             if len(words) == 1 or _match(words, tokens, at):
                 found.append((order, at, CueSpan(relation, at, at + len(words), weight, text)))
-    found.sort(key=lambda f: (f[0], f[1]))
+    found.sort(key=itemgetter(0, 1))
     return tuple(span for _, _, span in found)
 
 

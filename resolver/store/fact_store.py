@@ -569,7 +569,8 @@ class FactStore:
     def _index(self) -> dict[tuple[str, ...], set[str]]:
         if self._token_index is None:
             index: dict[tuple[str, ...], set[str]] = {}
-            widths: dict[str, set[int]] = {}
+            # a name's first word -> the word counts of the names it starts, widest first
+            widths: dict[str, tuple[int, ...]] = {}
             findall = _WORD.findall
             for key in self._ix.spelling:
                 # the key is norm(spelling), NFC and case-folded already: its words are
@@ -579,16 +580,15 @@ class FactStore:
                     keys = index.get(tokens)
                     if keys is None:
                         index[tokens] = {key}
-                        first = widths.get(tokens[0])
-                        if first is None:
-                            widths[tokens[0]] = {len(tokens)}
-                        else:
-                            first.add(len(tokens))
+                        first, width = tokens[0], len(tokens)
+                        counts = widths.get(first)
+                        if counts is None:
+                            widths[first] = (width,)
+                        elif width not in counts:
+                            widths[first] = tuple(sorted(counts + (width,), reverse=True))
                     else:
                         keys.add(key)
-            # a name's first word -> the word counts of the names it starts, widest first
-            self._widths = {word: tuple(sorted(counts, reverse=True))
-                            for word, counts in widths.items()}
+            self._widths = widths
             self._token_index = index
         return self._token_index
 
