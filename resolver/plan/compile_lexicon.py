@@ -87,15 +87,16 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
     and is not counted as left out."""
     # Each chosen phrase may mean any relation cued on its words (its alternatives).
     options = []
+    cued = [s for s in spans if s.weight >= WEAK]
     for span in ordered:
         alts = {}
-        for other in spans:
-            # other.weight >= WEAK and other.overlaps(span), inlined: asked of every pair
-            if other.weight >= WEAK and other.start < span.end and span.start < other.end:
+        for other in cued:
+            if other.start < span.end and span.start < other.end:      # other.overlaps(span)
                 alts[other.relation] = max(alts.get(other.relation, 0.0), other.weight)
         options.append(sorted(alts.items(), key=lambda rw: (-rw[1], rw[0])))
     # The first hop is checked against what the base entity has in the store, not its type.
-    has = store.relations_of(base)
+    named = store.relation_names(base)      # sorted; only the names are needed, not versions
+    has = frozenset(named)
     total = sum(s.weight for s in ordered)
     found: dict[tuple[str, ...], tuple[float, str]] = {}
     budget = [_EXPLORE_MAX]
@@ -108,7 +109,7 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
             if relation in has:
                 out = [((relation,), 0.0, "")]
             else:
-                out = [((bridge, relation), BRIDGE, f"; bridge {bridge}") for bridge in sorted(has)
+                out = [((bridge, relation), BRIDGE, f"; bridge {bridge}") for bridge in named
                        if bridge != relation and follows(bridge, relation)]
             hops[relation] = out
         return out

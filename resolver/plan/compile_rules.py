@@ -28,19 +28,47 @@ def _patterns() -> list[tuple[str, re.Pattern, int, tuple[str, str] | None]]:
     return out
 
 
+@lru_cache(maxsize=None)
+def _heads() -> tuple[dict[str, tuple[int, ...]], tuple[int, ...], tuple[int, ...]]:
+    """The templates with `ends` (their places in `_patterns()`) by the lower-cased words
+    before [X], the lengths of those words, and the places of the templates without `ends`."""
+    table: dict[str, list[int]] = {}
+    others = []
+    for order, (_, _, _, ends) in enumerate(_patterns()):
+        if ends is None:
+            others.append(order)
+        else:
+            table.setdefault(ends[0], []).append(order)
+    return ({head: tuple(places) for head, places in table.items()},
+            tuple(sorted({len(head) for head in table})), tuple(others))
+
+
+def _candidates(text: str) -> list[int] | range:
+    """The places of the templates whose pattern may match `text`, in order. An ASCII question
+    the pattern matches starts and ends with the template's words (case aside, spaces
+    around): only those templates are tried, found by the words it starts with."""
+    patterns = _patterns()
+    if not text.isascii():
+        return range(len(patterns))
+    folded = text.strip().lower()
+    table, lengths, others = _heads()
+    places = list(others)
+    for length in lengths:
+        for order in table.get(folded[:length], ()):
+            if folded.endswith(patterns[order][3][1]):
+                places.append(order)
+    return sorted(places)
+
+
 def compile_question(text: str, store) -> Compiled:
     """Exact one-hop plans for a template question; the entity must be a subject in the store.
 
     When several templates fit (e.g. "Who is the author of X?" also fits "Who is the [X]?"),
     plans whose key exists in the store come first, then the more literal template."""
     found = []
-    # An ASCII question the pattern matches starts and ends with the template's words (case
-    # aside, spaces around): a template whose words are not there needs no pattern run.
-    folded = text.strip().lower() if text.isascii() else None
-    for order, (name, pattern, literal, ends) in enumerate(_patterns()):
-        if folded is not None and ends is not None and not (
-                folded.startswith(ends[0]) and folded.endswith(ends[1])):
-            continue
+    patterns = _patterns()
+    for order in _candidates(text):
+        name, pattern, literal, _ = patterns[order]
         match = pattern.match(text)
         if not match:
             continue

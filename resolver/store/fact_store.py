@@ -574,8 +574,10 @@ class FactStore:
             findall = _WORD.findall
             for key in self._ix.spelling:
                 # the key is norm(spelling), NFC and case-folded already: its words are
-                # name_tokens(spelling) (norm only collapses whitespace, never part of a word)
-                tokens = tuple(findall(key))
+                # name_tokens(spelling) (norm only collapses whitespace, never part of a
+                # word); a key of letters and digits between spaces (most) is split on them,
+                # as \w is a letter, a digit or "_"
+                tokens = tuple(key.split() if key.replace(" ", "").isalnum() else findall(key))
                 if tokens:
                     keys = index.get(tokens)
                     if keys is None:
