@@ -116,12 +116,17 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
 
     # The relations each phrase only restates (`restated`), worked out once per phrase. A
     # phrase taken as `relation` is a restatement when the chain holds another of them: each
-    # alternative carries that set (`others`), and a chain the set of each phrase it took.
+    # alternative carries that set, if any (`pick`), and a chain the sets of the phrases it
+    # took (`picks`).
     says = [restated(tokens[s.start:s.end]) for s in ordered]
     restaters = [i for i, again in enumerate(says) if again]
-    choices = [[(relation, weight, f"{relation}<-'{span.cue}'",
-                 again - {relation} if again else again) for relation, weight in alts]
-               for span, again, alts in zip(ordered, says, options)]
+    choices = []
+    for span, again, alts in zip(ordered, says, options):
+        row = []
+        for relation, weight in alts:
+            others = again - {relation}
+            row.append((relation, weight, f"{relation}<-'{span.cue}'", (others,) if others else ()))
+        choices.append(row)
     accepts: dict[str, float] = {}
 
     def extend(chain, used, kept, penalty, note, picks=()):
@@ -143,16 +148,16 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
                     found[chain] = (score, note)
         if len(chain) >= 4:
             return
+        last = chain[-1] if chain else None
         for i, alts in enumerate(choices):
             if i in used:
                 continue
             taken = used | {i}
-            for relation, weight, why, others in alts:
-                pick = (others,) if others else ()
-                if not chain:
+            for relation, weight, why, pick in alts:
+                if last is None:
                     for start, cost, bridged in first_hops(relation):
                         extend(start, taken, kept + weight, penalty + cost, why + bridged, pick)
-                elif relation != chain[-1] and follows(chain[-1], relation):
+                elif relation != last and follows(last, relation):
                     inversions = sum(1 for j in used if j > i)
                     extend(chain + (relation,), taken, kept + weight,
                            penalty + INVERSION * inversions, note + ", " + why, picks + pick)
