@@ -204,3 +204,23 @@ def test_a_word_character_is_a_letter_a_digit_or_an_underscore():
     word = re.compile(r"\w")
     assert all(bool(word.match(c)) == (c.isalnum() or c == "_")
                for c in map(chr, range(sys.maxunicode + 1)))
+
+
+def test_cue_spans_kept_from_question_to_question_are_the_same_and_bounded(monkeypatch):
+    from resolver.plan import question
+    from test_cue_index import reference_spans
+    monkeypatch.setattr(question, "TOKENS_KEPT", 7)
+    question._cue_spans.cache_clear()
+    index = question._cue_index()
+    texts = ["Where was the founder of Acme born?", "Acme was founded where the founder was born",
+             "born born born died died born the capital of the capital",
+             "Which city did the author of X die in?", "Where was the founder of Acme born?"]
+    try:
+        for text in texts * 2:
+            tokens = name_tokens(text)
+            question._cue_spans.cache_clear()        # read again, through the kept spans
+            assert question._cue_spans(tokens) == reference_spans(tokens), text
+            assert len(index.spans) <= 7
+    finally:
+        question._cue_spans.cache_clear()
+        index.spans.clear()

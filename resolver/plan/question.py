@@ -92,6 +92,9 @@ class _CueIndex:
         # the many tokens that start only the "*" cues share one tuple.
         self._starting: dict[str, tuple[_Cue, ...]] = {}
         self._only_anywhere = tuple(sorted(self.anywhere))
+        # (cue order, position) -> its span: questions put the same cue at the same place
+        # again and again, and a span is immutable. Bounded and emptied as `_starting`.
+        self.spans: dict[tuple[int, int], CueSpan] = {}
 
     def starting(self, token: str) -> tuple[_Cue, ...]:
         found = self._starting.get(token)
@@ -120,13 +123,20 @@ def _cue_spans(tokens: tuple[str, ...]) -> tuple[CueSpan, ...]:
     """Every cue of every relation matched at every position, in the order relation (by name),
     cue (the lexicon's order), position: a cue is tried only where its first word fits."""
     index = _cue_index()
+    spans = index.spans
     found = []
     for at, token in enumerate(tokens):
         for cue in index.starting(token):
             order, relation, words, weight, text = cue
             # a one-word cue matches where its word fits: `starting` found it by that word
             if len(words) == 1 or _match(words, tokens, at):
-                found.append((order, at, CueSpan(relation, at, at + len(words), weight, text)))
+                span = spans.get((order, at))
+                if span is None:
+                    if len(spans) >= TOKENS_KEPT:
+                        spans.clear()
+                    span = spans[order, at] = CueSpan(relation, at, at + len(words), weight,
+                                                      text)
+                found.append((order, at, span))
     found.sort(key=itemgetter(0, 1))
     return tuple(span for _, _, span in found)
 
