@@ -26,8 +26,9 @@ RELATIVE_WORDS = frozenset({"where", "that", "which", "who", "whose", "whom", "w
 def _pick(spans: list[CueSpan]) -> list[CueSpan]:
     """One relation per stretch of words: strongest, then longest cue; no overlaps."""
     chosen: list[CueSpan] = []
-    for span in sorted(spans, key=lambda s: (-s.weight, -(s.end - s.start), s.start, s.relation)):
-        if span.weight < MEDIUM or any(span.overlaps(c) for c in chosen):
+    strong = [s for s in spans if s.weight >= MEDIUM]      # the weak are never chosen
+    for span in sorted(strong, key=lambda s: (-s.weight, -(s.end - s.start), s.start, s.relation)):
+        if any(span.overlaps(c) for c in chosen):
             continue
         chosen.append(span)
     return chosen
@@ -130,6 +131,7 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
     accepts: dict[str, float] = {}
 
     def extend(chain, used, kept, penalty, note, picks=()):
+        # `used`: the phrases taken, one bit each (phrase i is bit i)
         budget[0] -= 1
         if budget[0] < 0:
             return
@@ -142,7 +144,7 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
                 said = kept
                 if restaters:       # summed in phrase order; the others would add nothing
                     said = kept + sum(ordered[i].weight for i in restaters
-                                      if i not in used and not says[i].isdisjoint(chain))
+                                      if not (used >> i) & 1 and not says[i].isdisjoint(chain))
                 score = said - DROPPED * (total - said) - penalty - (1 - acc)
                 if chain not in found or found[chain][0] < score:
                     found[chain] = (score, note)
@@ -150,20 +152,20 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
             return
         last = chain[-1] if chain else None
         for i, alts in enumerate(choices):
-            if i in used:
+            if (used >> i) & 1:
                 continue
-            taken = used | {i}
+            taken = used | (1 << i)
             for relation, weight, why, pick in alts:
                 if last is None:
                     for start, cost, bridged in first_hops(relation):
                         extend(start, taken, kept + weight, penalty + cost, why + bridged, pick)
                 elif relation != last and follows(last, relation):
-                    inversions = sum(1 for j in used if j > i)
+                    inversions = (used >> (i + 1)).bit_count()     # taken phrases after i
                     extend(chain + (relation,), taken, kept + weight,
                            penalty + INVERSION * inversions, note + ", " + why, picks + pick)
 
     if has:
-        extend((), frozenset(), 0.0, 0.0, "")
+        extend((), 0, 0.0, 0.0, "")
     best = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[0]))[:TYPED_MAX]
     return [Plan(base, chain, answer_type, COMPILER, f"typed ({score:.2f}): {note}")
             for chain, (score, note) in best]
