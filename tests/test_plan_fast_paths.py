@@ -212,6 +212,7 @@ def test_cue_spans_kept_from_question_to_question_are_the_same_and_bounded(monke
     monkeypatch.setattr(question, "TOKENS_KEPT", 7)
     question._cue_spans.cache_clear()
     index = question._cue_index()
+    index.spans.clear()                              # as a fresh process: the bound from here on
     texts = ["Where was the founder of Acme born?", "Acme was founded where the founder was born",
              "born born born died died born the capital of the capital",
              "Which city did the author of X die in?", "Where was the founder of Acme born?"]
