@@ -50,6 +50,8 @@ def clause_starts(text: str) -> frozenset[int]:
     bracket or dash: where a new clause may open."""
     folded = text.casefold()
     marks = [m.end() for m in _CLAUSE_MARK.finditer(folded)]
+    if not marks:                   # most questions are one clause
+        return frozenset()
     out, k = set(), 0
     previous_end = 0
     for i, m in enumerate(_WORD.finditer(folded)):
@@ -81,7 +83,7 @@ def asking_word(text: str, tokens: tuple[str, ...]) -> int | None:
     words = [i for i, t in enumerate(tokens) if t in QUESTION_WORDS]
     if not words:
         return None
-    breaks = clause_starts(text)
+    breaks = None               # read only for a wh-word after other words (most open)
     coordinated, opening, after_comma, in_place = [], [], [], []
     for i in words:
         j = _opened(tokens, i)
@@ -89,12 +91,15 @@ def asking_word(text: str, tokens: tuple[str, ...]) -> int | None:
             coordinated.append(i)
         elif j == 0:
             opening.append(i)
-        elif j in breaks:
-            after_comma.append(i)
-        elif tokens[i] in ("which", "what") and _names_type_next(tokens, i):
-            in_place.append(i)
-        elif tokens[i] in ("who", "whom", "what") and i == len(tokens) - 1:
-            in_place.append(i)
+        else:
+            if breaks is None:
+                breaks = clause_starts(text)
+            if j in breaks:
+                after_comma.append(i)
+            elif tokens[i] in ("which", "what") and _names_type_next(tokens, i):
+                in_place.append(i)
+            elif tokens[i] in ("who", "whom", "what") and i == len(tokens) - 1:
+                in_place.append(i)
     for found, pick in ((coordinated, -1), (opening, 0), (after_comma, -1), (in_place, -1)):
         if found:
             return found[pick]

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from itertools import permutations
 
-from resolver.plan.lexicon import MEDIUM, WEAK, restates
+from resolver.plan.lexicon import MEDIUM, WEAK, restated
 from resolver.plan.plans import Compiled, Plan
 from resolver.plan.question import CueSpan, read
-from resolver.plan.signatures import acceptance, fits, object_types
+from resolver.plan.signatures import acceptance, follows
 
 COMPILER = "lexicon"
 RELATIVE_WORDS = frozenset({"where", "that", "which", "who", "whose", "whom", "when"})
@@ -26,8 +26,9 @@ RELATIVE_WORDS = frozenset({"where", "that", "which", "who", "whose", "whom", "w
 def _pick(spans: list[CueSpan]) -> list[CueSpan]:
     """One relation per stretch of words: strongest, then longest cue; no overlaps."""
     chosen: list[CueSpan] = []
-    for span in sorted(spans, key=lambda s: (-s.weight, -(s.end - s.start), s.start, s.relation)):
-        if span.weight < MEDIUM or any(span.overlaps(c) for c in chosen):
+    strong = [s for s in spans if s.weight >= MEDIUM]      # the weak are never chosen
+    for span in sorted(strong, key=lambda s: (-s.weight, -(s.end - s.start), s.start, s.relation)):
+        if any(span.overlaps(c) for c in chosen):
             continue
         chosen.append(span)
     return chosen
@@ -50,18 +51,23 @@ def compile_question(text: str, store) -> Compiled:
     outer = [s for s in pre if s.start <= boundary]
     ordered = inner + post + outer
     relations = {s.relation for s in ordered}
-    restated = [frozenset(r for r in relations if r != s.relation and
-                          restates(reading.tokens[s.start:s.end], r)) for s in ordered]
-    chain = [s.relation for s, again in zip(ordered, restated) if not again]
+    # a phrase that only restates another relation of the chain adds no hop
+    chain = [s.relation for s in ordered
+             if not (restated(reading.tokens[s.start:s.end]) & relations) - {s.relation}]
     deduped = tuple(r for i, r in enumerate(chain) if i == 0 or chain[i - 1] != r)
     why = "cues: " + ", ".join(f"{s.relation}<-'{s.cue}'" for s in ordered)
     typed = _typed(base, ordered, list(reading.spans), reading.answer_type, store,
                    reading.tokens)
     plans, seen = [], set()
-    for plan in typed + _n_best(base, deduped, reading.answer_type, why):
+    for plan in typed:
         if plan.chain not in seen:
             seen.add(plan.chain)
             plans.append(plan)
+    # a plan is made only for a chain not seen before (most orders repeat a typed reading)
+    for steps, rule in _n_best(deduped, why):
+        if steps not in seen:
+            seen.add(steps)
+            plans.append(Plan(base, steps, reading.answer_type, COMPILER, rule))
     return Compiled(tuple(plans))
 
 
@@ -82,83 +88,98 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
     and is not counted as left out."""
     # Each chosen phrase may mean any relation cued on its words (its alternatives).
     options = []
+    cued = [s for s in spans if s.weight >= WEAK]
     for span in ordered:
         alts = {}
-        for other in spans:
-            if other.weight >= WEAK and other.overlaps(span):
+        for other in cued:
+            if other.start < span.end and span.start < other.end:      # other.overlaps(span)
                 alts[other.relation] = max(alts.get(other.relation, 0.0), other.weight)
         options.append(sorted(alts.items(), key=lambda rw: (-rw[1], rw[0])))
     # The first hop is checked against what the base entity has in the store, not its type.
-    has = store.relations_of(base)
+    named = store.relation_names(base)      # sorted; only the names are needed, not versions
+    has = frozenset(named)
     total = sum(s.weight for s in ordered)
     found: dict[tuple[str, ...], tuple[float, str]] = {}
     budget = [_EXPLORE_MAX]
+    hops: dict[str, list[tuple[tuple[str, ...], float, str]]] = {}
 
     def first_hops(relation: str) -> list[tuple[tuple[str, ...], float, str]]:
         """How the chain may start with `relation`: directly, or through one bridge."""
-        if relation in has:
-            return [((relation,), 0.0, "")]
-        out = []
-        for bridge in sorted(has):
-            if bridge != relation and fits(object_types(bridge), relation):
-                out.append(((bridge, relation), BRIDGE, f"; bridge {bridge}"))
+        out = hops.get(relation)            # the same for every order the phrases come in
+        if out is None:
+            if relation in has:
+                out = [((relation,), 0.0, "")]
+            else:
+                out = [((bridge, relation), BRIDGE, f"; bridge {bridge}") for bridge in named
+                       if bridge != relation and follows(bridge, relation)]
+            hops[relation] = out
         return out
 
-    words = [tokens[s.start:s.end] for s in ordered]
-
-    def restating(i: int, chain: tuple[str, ...], own: str | None) -> bool:
-        return any(r != own and restates(words[i], r) for r in chain)
+    # The relations each phrase only restates (`restated`), worked out once per phrase. A
+    # phrase taken as `relation` is a restatement when the chain holds another of them: each
+    # alternative carries that set, if any (`pick`), and a chain the sets of the phrases it
+    # took (`picks`).
+    says = [restated(tokens[s.start:s.end]) for s in ordered]
+    restaters = [i for i, again in enumerate(says) if again]
+    choices = []
+    for span, again, alts in zip(ordered, says, options):
+        row = []
+        for relation, weight in alts:
+            others = again - {relation}
+            row.append((relation, weight, f"{relation}<-'{span.cue}'", (others,) if others else ()))
+        choices.append(row)
+    accepts: dict[str, float] = {}
 
     def extend(chain, used, kept, penalty, note, picks=()):
+        # `used`: the phrases taken, one bit each (phrase i is bit i)
         budget[0] -= 1
         if budget[0] < 0:
             return
-        if chain and not any(restating(i, chain, rel) for i, rel in picks):
-            acc = acceptance(answer_type, chain[-1])
+        if chain and (not picks or all(others.isdisjoint(chain) for others in picks)):
+            last = chain[-1]
+            acc = accepts.get(last)
+            if acc is None:
+                acc = accepts[last] = acceptance(answer_type, last)
             if acc > 0 and len(chain) <= 4:
-                said = kept + sum(ordered[i].weight for i in range(len(ordered))
-                                  if i not in used and restating(i, chain, None))
+                said = kept
+                if restaters:       # summed in phrase order; the others would add nothing
+                    said = kept + sum(ordered[i].weight for i in restaters
+                                      if not (used >> i) & 1 and not says[i].isdisjoint(chain))
                 score = said - DROPPED * (total - said) - penalty - (1 - acc)
                 if chain not in found or found[chain][0] < score:
                     found[chain] = (score, note)
         if len(chain) >= 4:
             return
-        for i, alts in enumerate(options):
-            if i in used:
+        last = chain[-1] if chain else None
+        for i, alts in enumerate(choices):
+            if (used >> i) & 1:
                 continue
-            inversions = sum(1 for j in used if j > i)
-            for relation, weight in alts:
-                if chain and relation == chain[-1]:
-                    continue
-                why = f"{relation}<-'{ordered[i].cue}'"
-                if not chain:
+            taken = used | (1 << i)
+            for relation, weight, why, pick in alts:
+                if last is None:
                     for start, cost, bridged in first_hops(relation):
-                        extend(start, used | {i}, kept + weight, penalty + cost, why + bridged,
-                               ((i, relation),))
-                elif fits(object_types(chain[-1]), relation):
-                    extend(chain + (relation,), used | {i}, kept + weight,
-                           penalty + INVERSION * inversions, note + ", " + why,
-                           picks + ((i, relation),))
+                        extend(start, taken, kept + weight, penalty + cost, why + bridged, pick)
+                elif relation != last and follows(last, relation):
+                    inversions = (used >> (i + 1)).bit_count()     # taken phrases after i
+                    extend(chain + (relation,), taken, kept + weight,
+                           penalty + INVERSION * inversions, note + ", " + why, picks + pick)
 
     if has:
-        extend((), frozenset(), 0.0, 0.0, "")
+        extend((), 0, 0.0, 0.0, "")
     best = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[0]))[:TYPED_MAX]
     return [Plan(base, chain, answer_type, COMPILER, f"typed ({score:.2f}): {note}")
             for chain, (score, note) in best]
 
 
-def _n_best(base: str, chain: tuple[str, ...], answer_type: str, why: str) -> list[Plan]:
-    """The nested reading first; then the same with one hop left out (a cue word that named a
-    type, not a relation); then every other order of the relations. At most 4 hops each."""
+def _n_best(chain: tuple[str, ...], why: str) -> list[tuple[tuple[str, ...], str]]:
+    """(chain, rule) of the untyped readings: the nested reading first; then the same with one
+    hop left out (a cue word that named a type, not a relation); then every other order of the
+    relations. At most 4 hops each; empty chains left out, repeats kept (the caller drops them)."""
     variants: list[tuple[tuple[str, ...], str]] = [(chain[:4], why)]
     if len(chain) > 1:
         for drop in range(len(chain) - 1, -1, -1):
             variants.append(((chain[:drop] + chain[drop + 1:])[:4], f"{why}; without hop {drop}"))
+    reordered = f"{why}; reordered"
     for order in permutations(chain[:4]):
-        variants.append((order, f"{why}; reordered"))
-    seen, plans = set(), []
-    for steps, rule in variants:
-        if steps and steps not in seen:
-            seen.add(steps)
-            plans.append(Plan(base, steps, answer_type, COMPILER, rule))
-    return plans
+        variants.append((order, reordered))
+    return [(steps, rule) for steps, rule in variants if steps]

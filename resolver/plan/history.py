@@ -29,6 +29,8 @@ _UNPLACED_CUES = (("at", "the", "time"), ("back", "then"), ("before",), ("earlie
                   ("once",), ("former",), ("prior",), ("initially",), ("ago",))
 _PASSIVE = frozenset(("was", "were", "is", "are", "be", "been", "being"))
 _YEAR = re.compile(r"^(1[0-9]|20)[0-9]{2}$")
+# The words a cue can start with: most tokens start none, and are passed over at once.
+_FIRST_WORDS = frozenset([words[0] for words in _PREVIOUS_CUES + _UNPLACED_CUES] + ["as", "in"])
 _SERIAL = re.compile(r"^[0-9]{1,18}$")
 
 
@@ -74,6 +76,8 @@ def history_cues(reading) -> tuple[HistoryCue, ...]:
 
 
 def _cue_at(tokens: tuple[str, ...], at: int) -> HistoryCue | None:
+    if tokens[at] not in _FIRST_WORDS:
+        return None
     for words in _PREVIOUS_CUES:
         if tokens[at:at + len(words)] == words:
             if words == ("used", "to") and at and tokens[at - 1] in _PASSIVE:

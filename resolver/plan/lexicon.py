@@ -252,14 +252,41 @@ def _base(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=None)
+def _relations_by_base() -> dict[str, frozenset[str]]:
+    """A template word without its inflection -> the relations whose template words have it."""
+    index: dict[str, set[str]] = {}
+    for relation in inventory():
+        for word in template_words(relation):
+            index.setdefault(_base(word), set()).add(relation)
+    return {base: frozenset(relations) for base, relations in index.items()}
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+@lru_cache(maxsize=1 << 16)      # asked of every cue phrase the compiler or the search weighs
+def restated(words: tuple[str, ...]) -> frozenset[str]:
+    """The relations that question words say nothing but again: each content word (function
+    and type words aside) is one of the relation's template words, inflections aside. A noun
+    that names another relation ("founder" beside "founded") is not the same word. Empty when
+    no content word is left. One lookup per word instead of a test per relation."""
+    index = _relations_by_base()
+    found = None
+    for word in words:
+        if word in STOPWORDS or word in TYPE_WORDS:
+            continue
+        relations = index.get(_base(word), _NONE)
+        found = relations if found is None else found & relations
+        if not found:
+            return _NONE
+    return _NONE if found is None else found
+
+
 @lru_cache(maxsize=1 << 16)      # the search asks it of every cue span of every path
 def restates(words: tuple[str, ...], relation: str) -> bool:
-    """Whether question words say nothing but `relation` again: each content word (function
-    and type words aside) is one of its template words, inflections aside. A noun that names
-    another relation ("founder" beside "founded") is not the same word."""
-    content = [w for w in words if w not in STOPWORDS and w not in TYPE_WORDS]
-    own = {_base(t) for t in template_words(relation)}
-    return bool(content) and all(_base(w) in own for w in content)
+    """Whether question words say nothing but `relation` again (see `restated`)."""
+    return relation in restated(words)
 
 
 @lru_cache(maxsize=None)

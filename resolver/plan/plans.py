@@ -9,6 +9,7 @@ from itertools import permutations
 from resolver.text.relations import ANSWER_TYPES, FAMILIES, inventory
 
 FAMILY_PREFIX = "family:"
+_ANSWER_TYPES = frozenset(ANSWER_TYPES)
 
 
 @dataclass(frozen=True)
@@ -24,10 +25,11 @@ class Plan:
         if not 1 <= len(self.chain) <= 4:
             shown = f": {self.chain}" if len(self.chain) <= 8 else ""    # never 5,000 of them
             raise ValueError(f"a plan has 1 to 4 hops, not {len(self.chain):,}{shown}")
-        if self.answer_type not in ANSWER_TYPES:
+        if self.answer_type not in _ANSWER_TYPES:
             raise ValueError(f"unknown answer type {self.answer_type!r}")
+        steps = _steps()
         for step in self.chain:
-            if not is_step(step):
+            if step not in steps:
                 raise ValueError(f"unknown relation or family {step!r}")
 
     def to_json(self) -> dict:
@@ -69,9 +71,13 @@ def _json_kind(value) -> str:
 
 
 def is_step(step: str) -> bool:
-    if step.startswith(FAMILY_PREFIX):
-        return step[len(FAMILY_PREFIX):] in FAMILIES
-    return step in inventory()
+    return step in _steps()
+
+
+@lru_cache(maxsize=None)        # a plan checks each of its steps when it is made
+def _steps() -> frozenset[str]:
+    """Every step a chain may hold: a relation's name or "family:<name>"."""
+    return frozenset(inventory()) | {FAMILY_PREFIX + family for family in FAMILIES}
 
 
 @lru_cache(maxsize=None)        # asked for every step of every plan the search runs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
 
 from resolver.errors import InputError
 from resolver.haystack import MAX_QUESTION
@@ -91,13 +92,19 @@ class _CueIndex:
         # the many tokens that start only the "*" cues share one tuple.
         self._starting: dict[str, tuple[_Cue, ...]] = {}
         self._only_anywhere = tuple(sorted(self.anywhere))
+        # (cue order, position) -> its span: questions put the same cue at the same place
+        # again and again, and a span is immutable. Bounded and emptied as `_starting`.
+        self.spans: dict[tuple[int, int], CueSpan] = {}
 
     def starting(self, token: str) -> tuple[_Cue, ...]:
         found = self._starting.get(token)
         if found is None:
             fits = list(self.exact.get(token, ()))
-            for prefix, cues_ in self.prefixed.items():
-                if token.startswith(prefix):
+            # the token's own prefixes looked up, not every prefix of the lexicon tried
+            prefixed = self.prefixed
+            for end in range(1, len(token) + 1):
+                cues_ = prefixed.get(token[:end])
+                if cues_:
                     fits += cues_
             found = tuple(sorted(fits + self.anywhere)) if fits else self._only_anywhere
             if len(self._starting) >= TOKENS_KEPT:
@@ -116,13 +123,21 @@ def _cue_spans(tokens: tuple[str, ...]) -> tuple[CueSpan, ...]:
     """Every cue of every relation matched at every position, in the order relation (by name),
     cue (the lexicon's order), position: a cue is tried only where its first word fits."""
     index = _cue_index()
+    spans = index.spans
     found = []
     for at, token in enumerate(tokens):
         for cue in index.starting(token):
             order, relation, words, weight, text = cue
-            if _match(words, tokens, at):
-                found.append((order, at, CueSpan(relation, at, at + len(words), weight, text)))
-    found.sort(key=lambda f: (f[0], f[1]))
+            # a one-word cue matches where its word fits: `starting` found it by that word
+            if len(words) == 1 or _match(words, tokens, at):
+                span = spans.get((order, at))
+                if span is None:
+                    if len(spans) >= TOKENS_KEPT:
+                        spans.clear()
+                    span = spans[order, at] = CueSpan(relation, at, at + len(words), weight,
+                                                      text)
+                found.append((order, at, span))
+    found.sort(key=itemgetter(0, 1))
     return tuple(span for _, _, span in found)
 
 

@@ -8,6 +8,8 @@ the relations a phrase may mean ("developed" is `developer` of a product but the
 `country_of_origin` of a sport). No model, no gold."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 from resolver.plan.lexicon import TYPE_ACCEPTS
 from resolver.text.relations import inventory
 
@@ -22,6 +24,12 @@ def fits(value_types: frozenset[str], relation: str) -> bool:
         return True
     # located_in lands on "place": a city or a country, the store does not say which.
     return "place" in value_types and bool(subjects & _PLACES)
+
+
+@lru_cache(maxsize=None)       # relation pairs only: an unknown name raises, and is not kept
+def follows(previous: str, relation: str) -> bool:
+    """May `relation` be the hop after `previous` (its subject what `previous` gives)?"""
+    return fits(object_types(previous), relation)
 
 
 def object_types(relation: str) -> frozenset[str]:

@@ -256,7 +256,7 @@ class FactStore:
         self._built: _Index | None = None
         self._ledger: Ledger | None = None
         self._token_index: dict[tuple[str, ...], set[str]] | None = None
-        self._max_tokens = 0
+        self._widths: dict[str, tuple[int, ...]] = {}
         self._name_reads: dict = {}
         # Reads derived from the facts and the ledger (see `read_cache`), and the state they
         # were made in.
@@ -279,7 +279,7 @@ class FactStore:
         which may hold iterators; they are made again on the first read."""
         state = self.__dict__.copy()
         state.update(_reads={}, _reads_revision=-1, _name_reads={}, _token_index=None,
-                     _max_tokens=0)
+                     _widths={})
         return state
 
     # ---- writing -----------------------------------------------------------------------
@@ -575,29 +575,51 @@ class FactStore:
     # ---- names in questions ------------------------------------------------------------
     def _index(self) -> dict[tuple[str, ...], set[str]]:
         if self._token_index is None:
-            index: dict[tuple[str, ...], set[str]] = defaultdict(set)
-            for key, spelling in self._ix.spelling.items():
-                tokens = name_tokens(spelling)
+            index: dict[tuple[str, ...], set[str]] = {}
+            # a name's first word -> the word counts of the names it starts, widest first
+            widths: dict[str, tuple[int, ...]] = {}
+            findall = _WORD.findall
+            for key in self._ix.spelling:
+                # the key is norm(spelling), NFC and case-folded already: its words are
+                # name_tokens(spelling) (norm only collapses whitespace, never part of a
+                # word); a key of letters and digits between spaces (most) is split on them,
+                # as \w is a letter, a digit or "_"
+                tokens = tuple(key.split() if key.replace(" ", "").isalnum() else findall(key))
                 if tokens:
-                    index[tokens].add(key)
-            self._max_tokens = max((len(t) for t in index), default=0)
-            self._token_index = dict(index)
+                    keys = index.get(tokens)
+                    if keys is None:
+                        index[tokens] = {key}
+                        first, width = tokens[0], len(tokens)
+                        counts = widths.get(first)
+                        if counts is None:
+                            widths[first] = (width,)
+                        elif width not in counts:
+                            widths[first] = tuple(sorted(counts + (width,), reverse=True))
+                    else:
+                        keys.add(key)
+            self._widths = widths
+            self._token_index = index
         return self._token_index
 
     def mentions(self, text: str) -> list[Mention]:
         """Every store entity named in `text` (whole-word token match), widest first, then by
         position. Overlapping mentions are all returned; the planner decides."""
         index = self._index()
+        widths = self._widths
         ix = self._ix
         tokens = name_tokens(text)
         found = []
-        for width in range(min(self._max_tokens, len(tokens)), 0, -1):
-            for start in range(len(tokens) - width + 1):
-                keys = index.get(tokens[start:start + width])
-                if keys:
-                    names = tuple(sorted(ix.spelling[k] for k in keys))
-                    found.append(Mention(start, start + width, names,
-                                         any(k in ix.by_subject for k in keys)))
+        # only the spans whose first word starts some name, and only as wide as those names
+        for start, token in enumerate(tokens):
+            for width in widths.get(token, ()):
+                end = start + width
+                if end <= len(tokens):
+                    keys = index.get(tokens[start:end])
+                    if keys:
+                        names = tuple(sorted(ix.spelling[k] for k in keys))
+                        found.append(Mention(start, end, names,
+                                             any(k in ix.by_subject for k in keys)))
+        found.sort(key=lambda m: (m.start - m.end, m.start))     # widest first, then by position
         return found
 
     def longest_entity(self, text: str, subjects_only: bool = True) -> str | None:

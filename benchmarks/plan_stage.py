@@ -1,0 +1,133 @@
+"""The plan stage of a run, timed apart: compiling the live rule and lexicon sets for
+benchmarks/commands.py's 600 synthetic questions (32K, 64K and 262K contexts).
+
+    python benchmarks/plan_stage.py [--rounds 10] [--before /tmp/before] [--instructions]
+
+Each round runs a fresh process (`--child`) that loads the rows (parse cache warm), builds each
+store's lookup tables (the first name lookup builds them; the search needs them as well, so a
+run pays for them in whichever stage looks first: timed apart, as `store tables`), then times
+`load_plan_sets(dataset, ("live:rules", "live:lexicon"))` as `factres run` calls it: the
+imports it triggers, the index of the store's names, reading every question, both compilers
+and the sets' records. The garbage collector is off, as in `factres run`. With `--before`, a
+checkout of the code before a change (`git archive <rev> | tar -x -C /tmp/before`) is timed in
+the same rounds, in alternating order, by putting it first on the child's path. Shown: the
+least and the median seconds of each tree (the least: the least disturbed on a shared
+machine). `--instructions` counts, besides, the machine instructions of the stage with
+valgrind (`cachegrind`, no cache simulation): a child run through once with the stage and once
+without, the difference; a count other work on the machine does not change."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from timing import ROOT, private_env, synthetic_rows
+
+SETS = ("live:rules", "live:lexicon")
+
+
+def child(rows: list[str], stage: bool = True) -> dict:
+    import gc
+    gc.disable()
+    from resolver.haystack import load
+    from resolver.run.runs import load_plan_sets      # imported at start-up in a run
+    dataset, _ = load(rows)
+    began = time.perf_counter()
+    for haystack in dataset.haystacks.values():
+        haystack.store.spelling("")                     # builds the store's tables
+    tables = time.perf_counter()
+    if stage:
+        load_plan_sets(dataset, SETS)
+    done = time.perf_counter()
+    return {"store tables": tables - began, "plan stage": done - tables}
+
+
+def instructions(command: list[str], env: dict, cwd: Path) -> int:
+    """Machine instructions of a process (valgrind's cachegrind, its `I refs`)."""
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", *command], env=env, cwd=cwd,
+                          capture_output=True, text=True)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode or not found:
+        raise SystemExit(f"valgrind failed:\n{done.stderr}")
+    return int(found[1].replace(",", ""))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--before", type=Path, help="a checkout of the code before a change")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count the stage's machine instructions with valgrind as well")
+    ap.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    ap.add_argument("--child-no-stage", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child or args.child_no_stage:
+        print(json.dumps(child(args.child or args.child_no_stage, stage=bool(args.child))))
+        return 0
+    trees = {"this checkout": ROOT}
+    if args.before:
+        trees = {f"before ({args.before})": args.before.resolve(), **trees}
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        rows = [str(p) for p in synthetic_rows(scratch / "rows")]
+        base_env = private_env(scratch / "cache")
+
+        def env_of(tree: Path) -> dict:
+            return dict(base_env, PYTHONPATH=os.pathsep.join(
+                [str(tree), str(ROOT / "benchmarks"), base_env.get("PYTHONPATH", "")]))
+
+        def once(tree: Path) -> dict:
+            done = subprocess.run([sys.executable, __file__, "--child", *rows],
+                                  env=env_of(tree), capture_output=True, text=True, cwd=scratch)
+            if done.returncode:
+                raise SystemExit(f"the child of {tree} failed:\n{done.stderr}")
+            return json.loads(done.stdout.strip().splitlines()[-1])
+
+        for tree in trees.values():                 # the parse cache and the bytecode
+            once(tree)
+        found: dict[str, list[dict]] = {name: [] for name in trees}
+        names = list(trees)
+        for round_ in range(args.rounds):
+            for name in (names if round_ % 2 == 0 else names[::-1]):
+                found[name].append(once(trees[name]))
+        counted = {}
+        if args.instructions:
+            for name, tree in trees.items():
+                counted[name] = [instructions([sys.executable, __file__, flag, *rows],
+                                              env_of(tree), scratch)
+                                 for flag in ("--child", "--child-no-stage")]
+    print(f"wall seconds over {args.rounds} fresh processes per tree, in alternating order")
+    print(f"| {'code':<40} | store tables, least | plan stage, least | median |")
+    print(f"|{'-' * 42}|--:|--:|--:|")
+    least = {}
+    for name, runs in found.items():
+        stage = [r["plan stage"] for r in runs]
+        least[name] = min(stage)
+        print(f"| {name:<40} | {min(r['store tables'] for r in runs):.3f} | {min(stage):.3f} "
+              f"| {statistics.median(stage):.3f} |")
+    if len(least) == 2:
+        before, after = least.values()
+        print(f"plan stage, least: {after / before:.2f}x the code before "
+              f"({before - after:+.3f} s saved)")
+    if counted:
+        print("\nmachine instructions of the plan stage (valgrind cachegrind: a process with "
+              "the stage less one without)")
+        stages = {name: with_ - without for name, (with_, without) in counted.items()}
+        for name, count in stages.items():
+            print(f"| {name:<40} | {count / 1e6:,.1f} M |")
+        if len(stages) == 2:
+            before, after = stages.values()
+            print(f"plan stage, instructions: {after / before:.2f}x the code before")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
