@@ -32,10 +32,24 @@ def _stage_files(*parts: str) -> tuple[str, ...]:
         if path.is_file():
             out.append(part)
         elif path.is_dir():
-            out += [f.relative_to(PACKAGE).as_posix() for f in path.rglob("*")
-                    if f.is_file() and f.suffix in (".py", ".txt", ".json", ".md")
-                    and "__pycache__" not in f.parts]
+            # os.walk, not Path.rglob (3 ms of every start for the two lists below): the same
+            # files, symlinked folders not entered, __pycache__ left out
+            for folder, dirs, files in os.walk(path):
+                dirs[:] = [d for d in dirs if d != "__pycache__"]
+                rel = Path(folder).relative_to(PACKAGE).as_posix()
+                prefix = "" if rel == "." else rel + "/"
+                out += [prefix + name for name in files if _suffix(name) in _SOURCE_SUFFIXES
+                        and os.path.isfile(os.path.join(folder, name))]
     return tuple(sorted(set(out)))
+
+
+_SOURCE_SUFFIXES = (".py", ".txt", ".json", ".md")
+
+
+def _suffix(name: str) -> str:
+    """`Path(name).suffix`."""
+    at = name.rfind(".")
+    return name[at:] if 0 < at < len(name) - 1 else ""
 
 
 # What makes the live plans: the reading of questions over the store, the compilers, and the
