@@ -24,9 +24,11 @@ HEAVY = ("numpy", "scipy", "lark", "lark_cython", "starlette", "uvicorn")
 # What no run needs, each a module and its submodules (issue 35): importlib.metadata and the
 # email package it loads (meta.json's versions are read from the metadata folders:
 # identity.installed_versions), annotated_types (the run-folder schema bounds an EM through a
-# pydantic hook of its own) and numpy.ma (which np.percentile's np.unique loads: the bootstrap
-# interval is computed without it, scoring.linear_percentiles).
-NOT_IN_A_RUN = ("importlib.metadata", "email", "annotated_types", "numpy.ma")
+# pydantic hook of its own), numpy.ma (which np.percentile's np.unique loads: the bootstrap
+# interval is computed without it, scoring.linear_percentiles), socket (the host a run folder's
+# marker names is os.uname's) and difflib (only an error's "did you mean" needs it).
+NOT_IN_A_RUN = ("importlib.metadata", "email", "annotated_types", "numpy.ma", "socket",
+                "difflib")
 
 _CODE = """
 import sys
