@@ -26,9 +26,11 @@ HEAVY = ("numpy", "scipy", "lark", "lark_cython", "starlette", "uvicorn")
 # identity.installed_versions), annotated_types (the run-folder schema bounds an EM through a
 # pydantic hook of its own), numpy.ma (which np.percentile's np.unique loads: the bootstrap
 # interval is computed without it, scoring.linear_percentiles), socket (the host a run folder's
-# marker names is os.uname's) and difflib (only an error's "did you mean" needs it).
+# marker names is os.uname's), difflib (only an error's "did you mean" needs it), and
+# importlib.resources with the zipfile module its readers load (the grammars and bundled data
+# are read as the package's files: text.grammar.package_file).
 NOT_IN_A_RUN = ("importlib.metadata", "email", "annotated_types", "numpy.ma", "socket",
-                "difflib")
+                "difflib", "importlib.resources", "zipfile")
 
 _CODE = """
 import sys
@@ -136,3 +138,9 @@ def test_only_the_server_module_imports_the_web_stack():
                    for p in (ROOT / package).rglob("*.py")
                    if "resolver.serve.app" in imports_of(p))
     assert users == ["resolver/cli/serve.py"]
+
+
+@pytest.mark.parametrize("args", [["--help"], ["parse", str(bundled_path(BUNDLED["262k"]))]],
+                         ids=["--help", "parse 262k"])
+def test_help_and_a_cached_parse_load_none_of_what_a_run_does_not_use(args, warm_cache):
+    assert _loaded(args, warm_cache)[1] == set()
