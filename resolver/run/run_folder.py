@@ -133,8 +133,8 @@ def _owner(tmp: Path) -> dict:
 
 
 def _host() -> str:
-    """`socket.gethostname()`, which on POSIX is the kernel's node name: read from `os.uname`
-    without importing socket (a few ms of every run)."""
+    """`socket.gethostname()`, which on POSIX is the kernel's node name: read from `os.uname`,
+    so that a run does not import socket for it."""
     if hasattr(os, "uname"):
         return os.uname().nodename
     import socket
