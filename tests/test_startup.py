@@ -1,9 +1,10 @@
 """Each command imports only what it uses: numpy only where a bootstrap interval is computed, scipy
 only where a paired statistic is (resolver/metrics/stats.py; never for a run's own intervals), Lark
 only where a context is parsed (not on a parse-cache hit, not to list the relation templates),
-Starlette and uvicorn only where `factres serve` starts its server (resolver/serve/app.py).
-Each case runs the command in a fresh interpreter and lists the heavy modules it loaded. (Speed
-itself is measured by benchmarks/commands.py, never by a test.)"""
+Starlette and uvicorn only where `factres serve` starts its server (resolver/serve/app.py);
+and a run, `--help` and a cached parse load none of the modules a run once loaded for one small
+thing (NOT_IN_A_RUN). Each case runs the command in a fresh interpreter and lists the heavy
+modules it loaded. (Speed itself is measured by benchmarks/commands.py, never by a test.)"""
 from __future__ import annotations
 
 import ast
@@ -40,8 +41,8 @@ try:
     main(sys.argv[1:])
 except SystemExit as exc:
     code = exc.code or 0
-print(code, sorted({m.split(".")[0] for m in sys.modules} & set(%r)),
-      sorted(n for n in %r if any(m == n or m.startswith(n + ".") for m in sys.modules)))
+print(code, (sorted({m.split(".")[0] for m in sys.modules} & set(%r)),
+             sorted(n for n in %r if any(m == n or m.startswith(n + ".") for m in sys.modules))))
 """ % (HEAVY, NOT_IN_A_RUN)
 
 
@@ -52,7 +53,7 @@ def _loaded(args: list[str], cache: Path) -> tuple[set[str], set[str]]:
                          check=True, cwd=ROOT, env=env).stdout.splitlines()[-1]
     code, _, loaded = out.partition(" ")
     assert code == "0", (args, out)
-    heavy, unneeded = ast.literal_eval(loaded.replace("] [", "], ["))
+    heavy, unneeded = ast.literal_eval(loaded)
     return set(heavy), set(unneeded)
 
 
