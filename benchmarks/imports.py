@@ -1,6 +1,6 @@
 """What a whole `factres run` pays for its imports: this tree against another, in one sitting.
 
-    python benchmarks/imports.py --before TREE [--rounds 21]
+    python benchmarks/imports.py --before TREE [--rounds 21] [--instructions]
 
 TREE is a checkout of the code to compare with (`git archive <rev> | tar -x -C TREE`, or a
 clone). Each tree is put first on the path (`PYTHONPATH`, and `python -P` so that the working
@@ -12,12 +12,15 @@ interpreter's own start left out); then, in alternating rounds, fresh processes 
 `python -c pass` (the floor), a process importing that tree's modules in that order, and the
 run itself. Wall clock and CPU time (user + system, from the children's resource usage: less
 disturbed by other processes on a shared machine) are shown, least and median over the
-rounds. The two trees' predictions.jsonl and traces.jsonl are compared too (they must be the
-same). Not a target: the run's target is commands.py's."""
+rounds. `--instructions` counts, besides, each process's machine instructions once (valgrind's
+cachegrind: the same count however loaded the machine is). The two trees' predictions.jsonl
+and traces.jsonl are compared too (they must be the same). Not a target: the run's target is
+commands.py's."""
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -46,10 +49,23 @@ def top_imports(env: dict, args: list[str]) -> list[str]:
     return [m for m in tops(_RUN, args) if m not in bare]
 
 
+def instructions(command: list[str], env: dict, cwd: Path) -> int:
+    """Machine instructions of a process (valgrind's cachegrind, its `I refs`)."""
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", *command], env=env, cwd=cwd,
+                          capture_output=True, text=True)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode or not found:
+        raise SystemExit(f"valgrind failed:\n{done.stderr}")
+    return int(found[1].replace(",", ""))
+
+
 def main() -> int:
     opts = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     opts.add_argument("--before", required=True, help="the other tree (a checkout)")
     opts.add_argument("--rounds", type=int, default=21, help="timed processes of each kind")
+    opts.add_argument("--instructions", action="store_true",
+                      help="count each process's machine instructions with valgrind as well")
     opts = opts.parse_args()
     trees = {"before": Path(opts.before).resolve(), "this": ROOT}
     with tempfile.TemporaryDirectory() as scratch:
@@ -94,6 +110,13 @@ def main() -> int:
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 cpu[name].append(after.ru_utime - before.ru_utime
                                  + after.ru_stime - before.ru_stime)
+        counted = {}
+        if opts.instructions:
+            for name in names:
+                for folder in results.values():
+                    shutil.rmtree(folder, ignore_errors=True)
+                command, env = commands[name]
+                counted[name] = instructions(command, env, scratch)
 
     print(f"{opts.rounds} alternating rounds; before = {trees['before']}, this = {ROOT}; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
@@ -111,6 +134,13 @@ def main() -> int:
               f" ms (median); {1e3 * (min(cpu[b]) - min(cpu[t])):.1f} ms CPU (least), "
               f"{1e3 * (statistics.median(cpu[b]) - statistics.median(cpu[t])):.1f} ms "
               "(median)")
+    if counted:
+        print("machine instructions (valgrind cachegrind), one process each: " + "; ".join(
+            f"{name} {count / 1e6:,.1f} M" for name, count in counted.items()))
+        for kind in ("imports", "run"):
+            b, t = counted[f"{kind} before"], counted[f"{kind} this"]
+            print(f"{kind}: this tree {t / b:.3f}x the instructions of the other "
+                  f"({(b - t) / 1e6:,.1f} M fewer)")
     print(f"predictions.jsonl and traces.jsonl the same in both trees: {'yes' if same else 'NO'}")
     return 0 if same else 1
 
