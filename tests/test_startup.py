@@ -26,12 +26,11 @@ HEAVY = ("numpy", "scipy", "lark", "lark_cython", "starlette", "uvicorn")
 # email package it loads (meta.json's versions are read from the metadata folders:
 # identity.installed_versions), annotated_types (the run-folder schema bounds an EM through a
 # pydantic hook of its own), numpy.ma (which np.percentile's np.unique loads: the bootstrap
-# interval is computed without it, scoring.linear_percentiles), socket (the host a run folder's
-# marker names is os.uname's), difflib (only an error's "did you mean" needs it), and
-# importlib.resources with the zipfile module its readers load (the grammars and bundled data
-# are read as the package's files: text.grammar.package_file).
-NOT_IN_A_RUN = ("importlib.metadata", "email", "annotated_types", "numpy.ma", "socket",
-                "difflib", "importlib.resources", "zipfile")
+# interval is computed without it, scoring.linear_percentiles), difflib (only an error's "did
+# you mean" needs it), and importlib.resources with the zipfile module its readers load (the
+# grammars and bundled data are read as the package's files: text.grammar.package_file).
+NOT_IN_A_RUN = ("importlib.metadata", "email", "annotated_types", "numpy.ma", "difflib",
+                "importlib.resources", "zipfile")
 
 _CODE = """
 import sys

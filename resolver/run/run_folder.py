@@ -23,6 +23,7 @@ import datetime as _dt
 import os
 import re
 import shutil
+import socket
 import tempfile
 import time
 from dataclasses import dataclass
@@ -132,15 +133,6 @@ def _owner(tmp: Path) -> dict:
         return {"pid": int(match[1])} if match else {}
 
 
-def _host() -> str:
-    """`socket.gethostname()`, which on POSIX is the kernel's node name: read from `os.uname`,
-    so that a run does not import socket for it."""
-    if hasattr(os, "uname"):
-        return os.uname().nodename
-    import socket
-    return socket.gethostname()
-
-
 def _alive(owner: dict) -> bool:
     """Whether the owner process may still run (a process on another host may). A folder
     whose owner is unknown (no marker, no pid in its name: the marker could not be written)
@@ -148,7 +140,8 @@ def _alive(owner: dict) -> bool:
     if not owner:
         return False
     pid = owner.get("pid")
-    if not isinstance(pid, int) or owner.get("host", _host()) != _host():
+    if not isinstance(pid, int) or owner.get("host", socket.gethostname()) != \
+            socket.gethostname():
         return True
     try:
         os.kill(pid, 0)
@@ -228,7 +221,7 @@ def reserve(root: Path, name: str) -> Path | None:
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     try:
         write_file(tmp / INCOMPLETE_MARKER, dumps({"pid": os.getpid(),
-                                                   "host": _host(),
+                                                   "host": socket.gethostname(),
                                                    "started_utc": started}))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
