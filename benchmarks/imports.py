@@ -13,7 +13,7 @@ interpreter's own start left out); then, in alternating rounds, fresh processes 
 run itself. Wall clock and CPU time (user + system, from the children's resource usage: less
 disturbed by other processes on a shared machine) are shown, least and median over the
 rounds. `--instructions` counts, besides, each process's machine instructions once (valgrind's
-cachegrind: the same count however loaded the machine is). The two trees' predictions.jsonl
+cachegrind, with one hash seed for all: the same count however loaded the machine is). The two trees' predictions.jsonl
 and traces.jsonl are compared too (they must be the same). Not a target: the run's target is
 commands.py's."""
 from __future__ import annotations
@@ -116,7 +116,9 @@ def main() -> int:
                 for folder in results.values():
                     shutil.rmtree(folder, ignore_errors=True)
                 command, env = commands[name]
-                counted[name] = instructions(command, env, scratch)
+                # one hash seed for every count: str hashes decide set and dict layouts, which
+                # move a run's count by tens of millions from one process to the next
+                counted[name] = instructions(command, dict(env, PYTHONHASHSEED="0"), scratch)
 
     print(f"{opts.rounds} alternating rounds; before = {trees['before']}, this = {ROOT}; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
