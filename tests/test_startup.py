@@ -1,9 +1,10 @@
 """Each command imports only what it uses: numpy only where a bootstrap interval is computed, scipy
 only where a paired statistic is (resolver/metrics/stats.py; never for a run's own intervals), Lark
 only where a context is parsed (not on a parse-cache hit, not to list the relation templates),
-Starlette and uvicorn only where `factres serve` starts its server (resolver/serve/app.py).
-Each case runs the command in a fresh interpreter and lists the heavy modules it loaded. (Speed
-itself is measured by benchmarks/commands.py, never by a test.)"""
+Starlette and uvicorn only where `factres serve` starts its server (resolver/serve/app.py);
+and a run, `--help` and a cached parse load none of the modules a run once loaded for one small
+thing (NOT_IN_A_RUN). Each case runs the command in a fresh interpreter and lists the heavy
+modules it loaded. (Speed itself is measured by benchmarks/commands.py, never by a test.)"""
 from __future__ import annotations
 
 import ast
@@ -21,6 +22,16 @@ ROOT = Path(__file__).resolve().parents[1]
 # The web stack (the serve extra) loads only when `factres serve` starts a server.
 HEAVY = ("numpy", "scipy", "lark", "lark_cython", "starlette", "uvicorn")
 
+# What no run needs, each a module and its submodules (issue 35): importlib.metadata and the
+# email package it loads (meta.json's versions are read from the metadata folders:
+# identity.installed_versions), annotated_types (the run-folder schema bounds an EM through a
+# pydantic hook of its own), numpy.ma (which np.percentile's np.unique loads: the bootstrap
+# interval is computed without it, scoring.linear_percentiles), difflib (only an error's "did
+# you mean" needs it), and importlib.resources with the zipfile module its readers load (the
+# grammars and bundled data are read as the package's files: text.grammar.package_file).
+NOT_IN_A_RUN = ("importlib.metadata", "email", "annotated_types", "numpy.ma", "difflib",
+                "importlib.resources", "zipfile")
+
 _CODE = """
 import sys
 from oracle.cli import main
@@ -29,17 +40,24 @@ try:
     main(sys.argv[1:])
 except SystemExit as exc:
     code = exc.code or 0
-print(code, sorted({m.split(".")[0] for m in sys.modules} & set(%r)))
-""" % (HEAVY,)
+print(code, (sorted({m.split(".")[0] for m in sys.modules} & set(%r)),
+             sorted(n for n in %r if any(m == n or m.startswith(n + ".") for m in sys.modules))))
+""" % (HEAVY, NOT_IN_A_RUN)
 
 
-def _heavy_modules(args: list[str], cache: Path) -> set[str]:
+def _loaded(args: list[str], cache: Path) -> tuple[set[str], set[str]]:
+    """The HEAVY packages and the NOT_IN_A_RUN modules a command loaded."""
     env = dict(os.environ, FACTRES_CACHE=str(cache))
     out = subprocess.run([sys.executable, "-c", _CODE, *args], capture_output=True, text=True,
                          check=True, cwd=ROOT, env=env).stdout.splitlines()[-1]
     code, _, loaded = out.partition(" ")
     assert code == "0", (args, out)
-    return set(ast.literal_eval(loaded))
+    heavy, unneeded = ast.literal_eval(loaded)
+    return set(heavy), set(unneeded)
+
+
+def _heavy_modules(args: list[str], cache: Path) -> set[str]:
+    return _loaded(args, cache)[0]
 
 
 @pytest.fixture(scope="module")
@@ -71,10 +89,11 @@ def test_commands_that_compute_no_interval_and_hit_the_cache_load_neither(args, 
     assert _heavy_modules(args, warm_cache) == set()
 
 
-def test_a_scored_run_loads_numpy_and_not_lark(warm_cache, tmp_path):
-    loaded = _heavy_modules(["run", "--results-dir", str(tmp_path), "--no-progress"],
-                            warm_cache)
-    assert loaded == {"numpy"}
+def test_a_scored_run_loads_numpy_and_not_lark_nor_what_it_does_not_use(warm_cache, tmp_path):
+    heavy, unneeded = _loaded(["run", "--results-dir", str(tmp_path), "--no-progress"],
+                              warm_cache)
+    assert heavy == {"numpy"}
+    assert unneeded == set()
 
 
 def test_only_the_statistics_module_imports_scipy():
@@ -119,3 +138,9 @@ def test_only_the_server_module_imports_the_web_stack():
                    for p in (ROOT / package).rglob("*.py")
                    if "resolver.serve.app" in imports_of(p))
     assert users == ["resolver/cli/serve.py"]
+
+
+@pytest.mark.parametrize("args", [["--help"], ["parse", str(bundled_path(BUNDLED["262k"]))]],
+                         ids=["--help", "parse 262k"])
+def test_help_and_a_cached_parse_load_none_of_what_a_run_does_not_use(args, warm_cache):
+    assert _loaded(args, warm_cache)[1] == set()

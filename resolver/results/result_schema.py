@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Annotated, Any, Iterable, Literal
 
 import orjson
-from annotated_types import Interval
 
 # pydantic validates TypedDicts only from typing_extensions on Python 3.11
 from typing_extensions import NotRequired, TypedDict
@@ -70,8 +69,19 @@ RUN_SCHEMAS = (META_SCHEMA, IMPORTED_META_SCHEMA)   # a meta.json with another i
 NBEST_FILE, CEILING_FILE = "nbest.json", "ceiling.json"
 
 
+class ZeroToOne:
+    """Bounds an integer to 0..1 as `annotated_types.Interval(ge=0, le=1)` does (the same core
+    schema, so the same errors), through a hook: annotated_types costs about 8 ms to import,
+    and every command that writes a run folder imports this module (see `_adapter`)."""
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        schema = handler(source)
+        schema["ge"], schema["le"] = 0, 1
+        return schema
+
+
 # An EM of one question: 0 or 1, an integer (strict: not true, not 1.0, not "1").
-ZeroOrOne = Annotated[int, Interval(ge=0, le=1)]
+ZeroOrOne = Annotated[int, ZeroToOne()]
 
 
 class ListPair:

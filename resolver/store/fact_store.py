@@ -7,7 +7,6 @@ operations (FactConsolidation's write path: `accept` in serial order), which giv
 version a status."""
 from __future__ import annotations
 
-import difflib
 from functools import lru_cache
 import re
 import unicodedata
@@ -180,6 +179,7 @@ def _facts(found) -> list[Fact] | tuple[Fact, ...]:
 def _check_relation(relation: str) -> None:
     known = inventory()
     if relation not in known:
+        import difflib  # lazily: only an error's hint needs it
         close = difflib.get_close_matches(relation, sorted(known), n=3)
         hint = f" (did you mean: {', '.join(close)}?)" if close else \
             f" (known: {', '.join(sorted(known))})"
@@ -501,6 +501,7 @@ class FactStore:
         # A name far longer than any in the store has no close match worth the search, and
         # is shown cut, as an offending line is (a 100,000-character argument, audit B A19).
         longest = max(map(len, self._ix.spelling.values()), default=0)
+        import difflib  # lazily: only an error's hint needs it
         close = difflib.get_close_matches(entity, sorted(self._ix.spelling.values()), n=3) \
             if len(entity) <= 2 * longest + 10 else []
         hint = f" (did you mean: {', '.join(close)}?)" if close else ""

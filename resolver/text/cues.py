@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from importlib import resources
 
 from resolver.text import grammar
 
@@ -17,7 +16,7 @@ NOT = ", not "
 
 
 def grammar_text() -> str:
-    return resources.files("resolver").joinpath("grammars", GRAMMAR_FILE).read_text("utf-8")
+    return grammar.package_file("grammars", GRAMMAR_FILE).read_text("utf-8")
 
 
 @lru_cache(maxsize=None)
