@@ -454,8 +454,9 @@ def bundled_path(name: str = "factconsolidation_6k.json") -> Path:
     It raises nothing: a name that is not bundled gives a path that does not exist, which the
     loader then names.
     """
-    from resolver.text.grammar import package_file  # a file, as importlib.resources finds it
-    return package_file("data", "fc", name)
+    from importlib import resources
+    ref = resources.files("resolver.data").joinpath("fc", name)
+    return Path(str(ref))
 
 
 BUNDLED = {

@@ -22,15 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # The web stack (the serve extra) loads only when `factres serve` starts a server.
 HEAVY = ("numpy", "scipy", "lark", "lark_cython", "starlette", "uvicorn")
 
-# What no run needs, each a module and its submodules (issue 35): importlib.metadata and the
-# email package it loads (meta.json's versions are read from the metadata folders:
-# identity.installed_versions), annotated_types (the run-folder schema bounds an EM through a
-# pydantic hook of its own), numpy.ma (which np.percentile's np.unique loads: the bootstrap
-# interval is computed without it, scoring.linear_percentiles), difflib (only an error's "did
-# you mean" needs it), and importlib.resources with the zipfile module its readers load (the
-# grammars and bundled data are read as the package's files: text.grammar.package_file).
-NOT_IN_A_RUN = ("importlib.metadata", "email", "annotated_types", "numpy.ma", "difflib",
-                "importlib.resources", "zipfile")
+# What no run needs, each a module and its submodules (issue 35): annotated_types (the
+# run-folder schema bounds an EM through a pydantic hook of its own) and difflib (only an
+# error's "did you mean" needs it).
+NOT_IN_A_RUN = ("annotated_types", "difflib")
 
 _CODE = """
 import sys
@@ -138,9 +133,3 @@ def test_only_the_server_module_imports_the_web_stack():
                    for p in (ROOT / package).rglob("*.py")
                    if "resolver.serve.app" in imports_of(p))
     assert users == ["resolver/cli/serve.py"]
-
-
-@pytest.mark.parametrize("args", [["--help"], ["parse", str(bundled_path(BUNDLED["262k"]))]],
-                         ids=["--help", "parse 262k"])
-def test_help_and_a_cached_parse_load_none_of_what_a_run_does_not_use(args, warm_cache):
-    assert _loaded(args, warm_cache)[1] == set()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from typing import TYPE_CHECKING
 
 from resolver.errors import InputError

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from importlib import resources
 
 from resolver.text import grammar
 
@@ -16,7 +17,7 @@ NOT = ", not "
 
 
 def grammar_text() -> str:
-    return grammar.package_file("grammars", GRAMMAR_FILE).read_text("utf-8")
+    return resources.files("resolver").joinpath("grammars", GRAMMAR_FILE).read_text("utf-8")
 
 
 @lru_cache(maxsize=None)

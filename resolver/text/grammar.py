@@ -12,18 +12,13 @@ import ast
 import hashlib
 import re
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from lark import Lark
 
 GRAMMAR_FILE = "facts.lark"
-# The resolver package's folder. Its grammars (resolver/grammars, a link to ../grammars that
-# ships inside the package) and bundled data are read as the files they are below it, as
-# importlib.resources finds them in a package installed as files: importing importlib.resources
-# (and the zipfile module its readers load) costs every command a few ms.
-PACKAGE_DIR = Path(__file__).parent.parent
 # Terminals that stand for the two slots of a template.
 _SUBJECT_TERMINALS = ("S_X", "S_LOCATED_IN", "S_IS", "S_WAS_EDUCATED", "S_PLAYS", "S_HQ",
                       "S_GOVERNMENT")
@@ -38,13 +33,8 @@ _STRING_TERMINAL = re.compile(rf"^(?P<name>[A-Z_][A-Z_0-9]*)(?:\.-?\d+)?\s*:\s*(
                               rf"{_LITERAL})\s*(?://.*)?$", re.MULTILINE)
 
 
-def package_file(*parts: str) -> Path:
-    """A file of the resolver package: package_file("grammars", "facts.lark")."""
-    return PACKAGE_DIR.joinpath(*parts)
-
-
 def grammar_text() -> str:
-    return package_file("grammars", GRAMMAR_FILE).read_text("utf-8")
+    return resources.files("resolver").joinpath("grammars", GRAMMAR_FILE).read_text("utf-8")
 
 
 def grammar_sha256() -> str:
@@ -55,10 +45,12 @@ def grammar_sha256() -> str:
 def fact_parser(transformer_factory=None) -> Lark:
     """The LALR parser; with a transformer it builds facts while parsing (no tree in between)."""
     from lark import Lark  # lazily: listing templates does not need a parser (see above)
-    return Lark.open(str(package_file("grammars", GRAMMAR_FILE)), parser="lalr",
-                     lexer="contextual", start=["start", "line"],
-                     transformer=transformer_factory() if transformer_factory else None,
-                     propagate_positions=False, maybe_placeholders=False)
+    path = resources.files("resolver").joinpath("grammars", GRAMMAR_FILE)
+    with resources.as_file(path) as real_path:
+        return Lark.open(str(real_path), parser="lalr", lexer="contextual",
+                         start=["start", "line"],
+                         transformer=transformer_factory() if transformer_factory else None,
+                         propagate_positions=False, maybe_placeholders=False)
 
 
 def _unquote(literal: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 
 from resolver.text import grammar
 
@@ -131,7 +132,7 @@ class Relation:
 
 
 def _mquake(name: str) -> dict[str, str]:
-    text = grammar.package_file("data", "mquake", name).read_text("utf-8")
+    text = resources.files("resolver.data").joinpath("mquake", name).read_text("utf-8")
     return json.loads(text)
 
 
