@@ -5,7 +5,7 @@ import pytest
 
 from resolver.haystack import Question
 from resolver.mab.exact_match import normalize_answer, score_answer, substring_exact_match
-from resolver.metrics.scoring import bootstrap_means, interval, linear_percentiles, staleness
+from resolver.metrics.scoring import bootstrap_means, interval, staleness
 from resolver.plan.plans import Plan
 from resolver.search.candidates import Candidate, Hop
 from resolver.search.resolve import Prediction
@@ -141,22 +141,6 @@ def test_multi_hop_questions_are_never_eligible():
     pred = _prediction(q, store, "Jane Austen", ("Bleak House", "author"))
     s = staleness(pred, q, store, ["Mary Shelley"], 0)
     assert (s.eligible, s.stale) == (False, False)
-
-
-@pytest.mark.parametrize("size", [1, 2, 3, 7, 40, 999, 1000, 1001])
-def test_linear_percentiles_are_numpys_to_the_bit(size):
-    """The bootstrap interval's percentiles, computed without np.percentile (whose np.unique
-    imports numpy.ma), are its floats exactly: draws of EMs like a run's, and others."""
-    import numpy as np
-    rng = np.random.default_rng(size)
-    samples = [rng.integers(0, 2, size).astype(float), rng.random(size),
-               rng.normal(size=size) * 1e6, np.round(rng.random(size), 2),
-               bootstrap_means(rng.integers(0, 2, 100).astype(float), f"cell-{size}", size)]
-    for values in samples:
-        for q in ([2.5, 97.5], [0.0, 100.0], [5.0, 95.0], [50.0], [33.3, 66.7, 12.5, 99.9]):
-            assert linear_percentiles(values, q).tobytes() == np.percentile(values, q).tobytes()
-    with_nan = np.append(samples[1], np.nan)
-    assert np.isnan(linear_percentiles(with_nan, [2.5, 97.5])).all()
 
 
 def test_a_scored_interval_is_np_percentiles():

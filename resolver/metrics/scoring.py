@@ -106,35 +106,15 @@ def prepare() -> None:
     """Load what scoring needs (numpy, ~0.1 s) ahead of time: a run does it while its workers
     search."""
     import numpy  # noqa: F401
+    import numpy.ma  # noqa: F401  (np.percentile loads it, through np.unique)
 
 
 def interval(means: np.ndarray, level: float = BOOTSTRAP_LEVEL) -> tuple[float, float]:
     """Percentile interval of bootstrap means."""
-    tail = (1.0 - level) / 2 * 100
-    low, high = linear_percentiles(means, [tail, 100 - tail])
-    return float(low), float(high)
-
-
-def linear_percentiles(values: np.ndarray | Sequence[float], q: list[float]) -> np.ndarray:
-    """`np.percentile(values, q)` (its default, linear method; the same floats, step by step:
-    tests/test_scoring.py compares them), without its call to `np.unique`, which imports
-    `numpy.ma` (about 9 ms of every scored run) to ask whether the points are masked."""
     import numpy as np  # lazily, as in bootstrap_means
-    ordered = np.sort(np.asarray(values), axis=None)
-    at = (ordered.size - 1) * np.true_divide(q, 100)
-    below = np.floor(at)
-    above = below + 1
-    # past the last point: numpy takes the last one (index -1) for both ends
-    last = at >= ordered.size - 1
-    below[last] = above[last] = -1
-    below, above = below.astype(np.intp), above.astype(np.intp)
-    if np.isnan(ordered[-1]):          # a NaN sorts last; numpy gives NaN for every q then
-        return np.full(len(q), ordered[-1])
-    gamma = at - below
-    low, high = ordered[below], ordered[above]
-    diff = high - low
-    # numpy's lerp: from the nearer end, so that the result stays between them
-    return np.where(gamma >= 0.5, high - diff * (1 - gamma), low + diff * gamma)
+    tail = (1.0 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
 
 
 # ---- cells and pooled rows -------------------------------------------------------------------

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import subprocess
-import sys
-from importlib.machinery import PathFinder
 from pathlib import Path
 
 from resolver.haystack import sha256_bytes
@@ -100,101 +97,17 @@ def package_files() -> dict[str, str]:
 
 
 def package_versions() -> dict[str, str | None]:
-    """Python's version and each VERSIONED distribution's, as `importlib.metadata.version`
-    gives it (None for one not installed)."""
-    return {"python": platform.python_version()} | installed_versions(VERSIONED)
-
-
-# What importlib.metadata takes for a distribution's name in a metadata folder's name, and for
-# a header line of its METADATA (the email package's header pattern, a name of one or more
-# characters).
-_NAME_SEPARATORS = re.compile(r"[-_.]+")
-_HEADER = re.compile(r"([\041-\071\073-\176]+):(.*)")
-
-
-def _normalized(name: str) -> str:
-    return _NAME_SEPARATORS.sub("-", name).lower().replace("-", "_")
-
-
-def installed_versions(names: tuple[str, ...]) -> dict[str, str | None]:
-    """name -> `importlib.metadata.version(name)`, None where it raises PackageNotFoundError,
-    read the way it reads it but without importing it: importlib.metadata loads the email
-    package, zipfile and csv (about 20 ms of every run) to read one header. The first
-    `sys.path` folder holding a `<name>-*.dist-info` or `.egg-info` entry (importlib's name
-    normalisation; the first in `os.listdir` order, as importlib takes it) gives METADATA, else
-    PKG-INFO, else the entry itself as a file, and its `Version` header. Anything past that
-    plain layout (another finder of distributions, a zip or egg on the path, a header folded
-    over lines before it, no Version header) is left to importlib.metadata itself, so the
-    answer is always its answer (tests/test_installed_versions.py compares them)."""
-    if any(getattr(finder, "find_distributions", None) is not None and finder is not PathFinder
-           for finder in sys.meta_path):
-        return {name: _importlib_version(name) for name in names}
-    lookups: dict[str, dict[str, str] | None] = {}
-    return {name: _installed_version(name, lookups) for name in names}
-
-
-def _installed_version(name: str, lookups: dict[str, dict[str, str] | None]) -> str | None:
-    wanted = _normalized(name)
-    for entry in sys.path:
-        root = os.fspath(entry)
-        if root not in lookups:
-            lookups[root] = _metadata_entries(root)
-        if lookups[root] is None:
-            return _importlib_version(name)
-        child = lookups[root].get(wanted)
-        if child is not None:
-            version = _version_header(Path(root, child))
-            return version if version is not None else _importlib_version(name)
-    return None
-
-
-def _metadata_entries(root: str) -> dict[str, str] | None:
-    """Normalised name -> the first metadata entry of that name in the folder `root` ({} for a
-    path that is no folder), or None for a path importlib reads otherwise (an egg, a zip)."""
-    if os.path.basename(root).lower().endswith(".egg"):
-        return None
-    try:
-        children = os.listdir(root or ".")
-    except Exception:
-        return None if os.path.isfile(root) else {}   # a file: a zip archive importlib opens
-    out: dict[str, str] = {}
-    for child in children:
-        low = child.lower()
-        if low.endswith((".dist-info", ".egg-info")):
-            out.setdefault(_normalized(low.rpartition(".")[0].partition("-")[0]), child)
-    return out
-
-
-def _version_header(folder: Path) -> str | None:
-    """The Version header of a metadata folder (or egg-info file) when its headers up to it are
-    one line each, else None (left to importlib.metadata)."""
-    for file in ("METADATA", "PKG-INFO", ""):
+    """Python's version and each VERSIONED distribution's (None for one not installed)."""
+    # lazily: importlib.metadata loads the email package (about 20 ms); a run with workers
+    # loads it while they search (runs._ahead)
+    from importlib import metadata
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in VERSIONED:
         try:
-            text = folder.joinpath(file).read_text(encoding="utf-8")
-        except (FileNotFoundError, IsADirectoryError, KeyError, NotADirectoryError,
-                PermissionError):
-            continue
-        if text:
-            break
-    else:
-        return None
-    lines = text.split("\n")
-    for at, line in enumerate(lines):
-        header = _HEADER.fullmatch(line)
-        if header is None or line.splitlines() != [line]:
-            return None         # a folded line, the headers' end, or a break the parser splits at
-        if header[1].lower() == "version":
-            after = lines[at + 1] if at + 1 < len(lines) else ""
-            return None if after[:1] in (" ", "\t") else header[2].lstrip(" \t")
-    return None
-
-
-def _importlib_version(name: str) -> str | None:
-    from importlib import metadata  # lazily: only a layout installed_version does not read
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
 
 
 def git_state() -> dict:

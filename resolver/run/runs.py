@@ -416,13 +416,19 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
                               config.allow_partial_plans)
     reader, repairer = _lanes(config)
     stage = progress or (lambda label, n: None)
+    ahead: dict = {}
+
+    def load_ahead() -> None:
+        # while the workers search, this process loads what comes after: numpy for the
+        # intervals of a scored run, the package versions meta.json records
+        if gold is not None:
+            scoring.prepare()
+        ahead["versions"] = package_versions()
+
     live, predictions, readouts = _plan_and_resolve(
         config, dataset,
         jobs_for(jobs, total, sum(len(h.store) for h in dataset.haystacks.values())),
-        stage, archived,
-        with_readouts=repairer is None,
-        # while the workers search, this process loads what scoring needs
-        meanwhile=scoring.prepare if gold is not None else None)
+        stage, archived, with_readouts=repairer is None, meanwhile=load_ahead)
     plan_sets, set_records = load_plan_sets(dataset, specs, live, archived)
     warnings += [f"plan set {r['set_id']}: {r['fallback_count']} of {total} "
                  "questions have the lexicon's fallback plans, not the model's"
@@ -444,7 +450,7 @@ def execute(config: RunConfig, *, results: str | Path | None = None,
                     stage, predictions, readouts,
                     {"protocol": protocol, "identity": identity,
                      "config_sha256": config_sha, "unparsed": unparsed,
-                     "warnings": warnings, "label": label})
+                     "warnings": warnings, "label": label, "versions": ahead["versions"]})
     except BaseException:
         claimed.release()
         raise
@@ -551,7 +557,7 @@ def _run(config: RunConfig, claimed: run_folder.Claim, dataset: Dataset, gold: G
                        "reader_failures": sum(1 for t in reader_traces.values() if t["error"])},
             "unparsed": record["unparsed"], "notes": list(dataset.notes),
             "warnings": record["warnings"],
-            "versions": package_versions(), "git": {"commit": protocol["commit"],
+            "versions": record["versions"], "git": {"commit": protocol["commit"],
                                              "dirty": protocol["dirty"]},
             "protocol": protocol}
     if record["label"] is not None:      # absent otherwise: the tables derive one
