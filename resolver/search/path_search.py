@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS, restates
+from resolver.plan.lexicon import MEDIUM, TYPE_ACCEPTS, restated
 from resolver.plan.plans import Plan, step_relations
 from resolver.plan.question import CueSpan, Reading, read
 from resolver.plan.signatures import acceptance
@@ -98,6 +98,15 @@ def _in_order(step: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted(step))
 
 
+@lru_cache(maxsize=4096)
+def _shape(steps: tuple[frozenset[str], ...]
+           ) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[frozenset[str], ...], ...]]:
+    """Each step's relations by name, and the steps left from each step on: what a walk
+    through `steps` reads at every hop."""
+    return (tuple(_in_order(step) for step in steps),
+            tuple(steps[i:] for i in range(len(steps))))
+
+
 def _follow(ranked: HopTable, base: str, steps: list[frozenset[str]],
             shared: dict | None = None) -> list[_Path]:
     """Every path that takes one relation from each step in order (`ranked` reads the hops of
@@ -110,10 +119,17 @@ def _follow(ranked: HopTable, base: str, steps: list[frozenset[str]],
     path. The paths and their order are those of the plain depth-first walk. `shared` keeps
     the completions by (entity, steps left) across the walks of one question: the relaxed
     executions of a plan, and the plans of a question, end in the same steps."""
-    ordered = [_in_order(step) for step in steps]
-    last = len(ordered) - 1
-    left = [tuple(steps[i:]) for i in range(len(steps))]
     memo: dict = {} if shared is None else shared
+    if not steps:
+        return [_Path(base, ())]
+    # Relaxed executions of a question's plans walk the same steps from the same base again
+    # (most of them to nothing): their completions are read without making the walk's parts.
+    key = tuple(steps)
+    start = memo.get((base, key))
+    if start is not None:
+        return [_Path(base, hops) for hops in start]
+    ordered, left = _shape(key)
+    last = len(ordered) - 1
     work = WORK
     table = ranked.memo
 
@@ -152,13 +168,7 @@ def _follow(ranked: HopTable, base: str, steps: list[frozenset[str]],
         found = memo[(entity, left[i])] = tuple(out)
         return found
 
-    if ordered:
-        start = memo.get((base, left[0]))
-        if start is None:
-            start = completions(base, 0)
-        results = [_Path(base, hops) for hops in start]
-    else:
-        results = [_Path(base, ())]
+    results = [_Path(base, hops) for hops in completions(base, 0)]
     # A nested function that calls itself is a reference cycle: unlinked here, it is freed at
     # once instead of waiting (with what it holds) for the cyclic collector.
     del completions
@@ -168,15 +178,21 @@ def _follow(ranked: HopTable, base: str, steps: list[frozenset[str]],
 # ---- scoring -----------------------------------------------------------------------------
 class _Spans:
     """What scoring reads of a question's cue spans whatever the path, made once per question
-    (`score_path`'s memo keeps it): each span with its words; per relation its spans best
-    first (weight, then position: the order `_assign` tries them; a stable sort, so a subset
-    keeps the order it would be sorted into); every span in the order `_relation_terms` counts
-    the unexplained ones."""
-    __slots__ = ("words", "by_relation", "ranked")
+    (`score_path`'s memo keeps it): each span whose words say another relation than its own
+    again, with those relations (`restated`: a path's relations decide which of them count);
+    per relation its spans best first (weight, then position: the order `_assign` tries them;
+    a stable sort, so a subset keeps the order it would be sorted into); every span in the
+    order `_relation_terms` counts the unexplained ones."""
+    __slots__ = ("again", "by_relation", "ranked")
 
     def __init__(self, reading: Reading) -> None:
         tokens = reading.tokens
-        self.words = [(span, tokens[span.start:span.end]) for span in reading.spans]
+        again = []
+        for span in reading.spans:
+            others = restated(tokens[span.start:span.end]) - {span.relation}
+            if others:
+                again.append((span, others))
+        self.again = again
         by_relation: dict[str, list[CueSpan]] = {}
         for span in reading.spans:
             by_relation.setdefault(span.relation, []).append(span)
@@ -190,13 +206,7 @@ def _restating(spans: _Spans, relations: tuple[str, ...]) -> set[CueSpan]:
     """Cue spans whose words only say a relation of the path again, in that relation's own
     template words ("the headquarters ... are located": "located" is the headquarters
     template's word): they neither explain another hop nor count as unexplained."""
-    out = set()
-    distinct = set(relations)
-    for span, words in spans.words:
-        others = [r for r in distinct if r != span.relation]
-        if others and any(restates(words, r) for r in others):
-            out.add(span)
-    return out
+    return {span for span, others in spans.again if not others.isdisjoint(relations)}
 
 
 def _assign(relations: tuple[str, ...], spans: _Spans,
@@ -223,7 +233,12 @@ def _assign(relations: tuple[str, ...], spans: _Spans,
                 combo[i] = None
                 step, more = chosen, total
             else:
-                if any(span.overlaps(c) for c in chosen):
+                clash = False
+                for c in chosen:            # `span.overlaps(c)`, inline: the hottest test
+                    if span.start < c.end and c.start < span.end:
+                        clash = True
+                        break
+                if clash:
                     continue
                 combo[i] = span
                 step, more = chosen + [span], total + span.weight
@@ -267,14 +282,14 @@ def score_path(path: _Path, reading: Reading, plan: Plan | None, base_rank: int,
         if memo is not None and first == (0,):
             memo[relations] = found
     terms = list(found)
-    back = sum(h.version for h in path.hops)
+    back = sum([h.version for h in hops])
     if back:
         terms.append(("older-versions", -OLDER_VERSION * back))
     if base_rank:
         terms.append(("base-rank", -BASE_RANK * base_rank))
     if plan is not None:
         terms.extend(_plan_terms(plan, path))
-    return sum(v for _, v in terms), tuple(terms)
+    return sum([v for _, v in terms]), tuple(terms)
 
 
 def _relation_terms(relations: tuple[str, ...], reading: Reading, first: tuple[int, ...],
@@ -290,14 +305,20 @@ def _relation_terms(relations: tuple[str, ...], reading: Reading, first: tuple[i
         else:
             terms.append((f"uncued:{relation}", -UNCUED_HOP))
     terms.append(("hops", -HOP_COST * len(relations)))
-    used = [s for s in assigned if s is not None]
+    # the spans used, then those found unexplained: a span overlapping any of them is neither
+    taken = [s for s in assigned if s is not None]
     unexplained: list[CueSpan] = []
     for span in spans.ranked:
-        if span.weight < UNEXPLAINED_FLOOR or any(span.overlaps(u) for u in used + unexplained):
+        if span.weight < UNEXPLAINED_FLOOR:
             continue
-        if restating and span in restating:
-            continue
-        unexplained.append(span)
+        for u in taken:
+            if span.start < u.end and u.start < span.end:        # `span.overlaps(u)`
+                break
+        else:
+            if restating and span in restating:
+                continue
+            unexplained.append(span)
+            taken.append(span)
     for span in unexplained:
         terms.append((f"unexplained:'{span.cue}'", -UNUSED_CUE * span.weight))
     wanted = reading.answer_type
@@ -314,8 +335,13 @@ def _relation_terms(relations: tuple[str, ...], reading: Reading, first: tuple[i
 def _plan_terms(plan: Plan, path: _Path) -> list[tuple[str, float]]:
     if norm(plan.entity) != norm(path.base):
         return []
+    return _agreement(plan, path.relations)
+
+
+def _agreement(plan: Plan, relations: tuple[str, ...]) -> list[tuple[str, float]]:
+    """`_plan_terms` of a path from the plan's own entity: its prior if the path takes the
+    plan's chain (family mates allowed, each costing), else nothing."""
     prior = PLAN_PRIOR.get(plan.compiler, OTHER_PLAN_PRIOR)
-    relations = path.relations
     if relations == plan.chain:
         return [(f"plan:{plan.compiler}", prior)]
     if len(relations) == len(plan.chain) and all(
@@ -326,14 +352,17 @@ def _plan_terms(plan: Plan, path: _Path) -> list[tuple[str, float]]:
 
 
 # ---- plan execution and enumeration ------------------------------------------------------
-def _plan_paths(store: FactStore, plan: Plan, shared: dict | None = None) -> list[_Path]:
+def _plan_paths(store: FactStore, plan: Plan, shared: dict | None = None,
+                ranked: HopTable | None = None) -> list[_Path]:
     """A plan executed with relaxations: as planned (family steps allowed), else with family
-    mates, else with one planned step skipped, else with one bridge hop inserted."""
+    mates, else with one planned step skipped, else with one bridge hop inserted. `ranked`:
+    the store's hop table, when the caller has it at hand."""
     base = store.spelling(plan.entity)
     if base is None or not store.is_subject(base):
         return []
     steps = [step_relations(s) for s in plan.chain]
-    ranked = hop_table(store)
+    if ranked is None:
+        ranked = hop_table(store)
     found = _follow(ranked, base, steps, shared)
     if found:
         return found
@@ -383,7 +412,9 @@ def _enumerate(store: FactStore, base: str, reading: Reading) -> list[_Path]:
         cued.add("officeholder")
     out: list[_Path] = []
 
-    def walk(entity: str, hops: tuple[Hop, ...], bridges: int) -> None:
+    # `subjects`: the hops' subjects, normalised, made once per path as it grows
+    def walk(entity: str, hops: tuple[Hop, ...], subjects: tuple[str, ...], bridges: int
+             ) -> None:
         if hops:
             out.append(_Path(base, hops))
         if len(hops) == MAX_HOPS:
@@ -394,9 +425,10 @@ def _enumerate(store: FactStore, base: str, reading: Reading) -> list[_Path]:
             if bridge and bridges:
                 continue
             for hop in latest_hops(store, entity, relation):
-                if any(norm(h.subject) == norm(hop.object) for h in hops):
+                if norm(hop.object) in subjects:
                     continue       # no cycles back to an entity already on the path
-                walk(hop.object, hops + (hop,), bridges + bridge)
+                walk(hop.object, hops + (hop,), subjects + (norm(hop.subject),),
+                     bridges + bridge)
         # Symmetric relations also go from object to subject: once per relation, since
         # `_edges` already yields every reverse hop of it.
         reverse = sorted(reverse_relations(store, entity).difference(own))
@@ -405,10 +437,11 @@ def _enumerate(store: FactStore, base: str, reading: Reading) -> list[_Path]:
             if bridge and bridges:
                 continue
             for hop in latest_hops(store, entity, relation):
-                if hop.reverse and not any(norm(h.subject) == norm(hop.object) for h in hops):
-                    walk(hop.object, hops + (hop,), bridges + bridge)
+                if hop.reverse and norm(hop.object) not in subjects:
+                    walk(hop.object, hops + (hop,), subjects + (norm(hop.subject),),
+                         bridges + bridge)
 
-    walk(base, (), 0)
+    walk(base, (), (), 0)
     del walk           # the cycle a recursive nested function makes (see `_follow`)
     return out
 
@@ -456,6 +489,8 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
     enumerated path of every base entity."""
     reading = read(text, store)
     rank_of = {norm(b): i for i, b in enumerate(reading.bases)}
+    ranks: dict[str, int] = {}          # the rank of each base as spelled in a path
+    fits_of: dict[str, bool] = {}       # `_fits` of a path's terms, by its last relation
     candidates: list[Candidate] = []
     # What depends on a path's relations (and base) only, kept for this question, and what
     # completes from an entity through given steps.
@@ -478,23 +513,32 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
         set_id = own[0] if own else "search"
         own_literal = _literal(own[1] if own else None)
         for path in paths:
-            rank = rank_of.get(norm(path.base), len(reading.bases))
+            rank = ranks.get(path.base)
+            if rank is None:            # (a plan's paths all start from one base)
+                rank = ranks[path.base] = rank_of.get(norm(path.base), len(reading.bases))
             total, terms = score_path(path, reading, own[1] if own else None, rank, memo)
             # The best of the other plans that agree with this path adds its prior too.
             if own is None:
                 key = (path.base, path.relations)
                 priors = agreeing.get(key)
                 if priors is None:
+                    # (`_plans_of` holds the plans of this base only: no name to compare)
                     priors = agreeing[key] = [t for p in _plans_of(path.base)
-                                              for t in _plan_terms(p, path)]
+                                              for t in _agreement(p, path.relations)]
                 if priors:
                     top = max(priors, key=lambda t: t[1])
                     total += top[1]
                     terms = terms + (top,)
+            # Whether the path is of the asked type depends on its last relation only: the
+            # type terms are made from it, and no other term's name begins with "type".
+            last = path.relations[-1]
+            fits = fits_of.get(last)
+            if fits is None:
+                fits = fits_of[last] = _fits(terms)
             # The candidate's `_order_key`, made without the candidate: only the best is made.
             hops = path.hops
-            key = (not _fits(terms), -round(total, 9), own_literal,
-                   -sum(h.serial for h in hops), hops[-1].object, set_id)
+            key = (not fits, -round(total, 9), own_literal,
+                   -sum([h.serial for h in hops]), hops[-1].object, set_id)
             if best is None or key < best_key:
                 best, best_key = (path, total, terms), key
         if best is None:
@@ -505,8 +549,9 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
         return Candidate(plan, set_id, path.hops, path.hops[-1].object, total, terms, True)
 
     owners: list[tuple[str, Plan] | None] = []
+    ranked = hop_table(store)       # one for the question: a search never writes to the store
     for set_id, plan in plans:
-        cand = best_for(_plan_paths(store, plan, walked), (set_id, plan))
+        cand = best_for(_plan_paths(store, plan, walked, ranked), (set_id, plan))
         if cand is not None:
             candidates.append(cand)
             owners.append((set_id, plan))
