@@ -270,8 +270,15 @@ class HopTable:
         memo = self.store.read_cache("nonempty-relations")
         found = memo.get(entity)
         if found is None:
-            found = memo[entity] = tuple(r for r in _all_in_order()
-                                         if self(entity, r).latest())
+            # A relation that is not symmetric has a hop of version 0 exactly when the
+            # entity's key has a version (its head): read from the lineage, without making
+            # the hops of the many relations the entity has none of.
+            symmetric = symmetric_relations()
+            lineage_ids = self.store.ledger.lineage_ids
+            key = norm(entity)
+            found = memo[entity] = tuple(
+                r for r in _all_in_order()
+                if (self(entity, r).latest() if r in symmetric else lineage_ids((key, r))))
         return found
 
 

@@ -16,7 +16,7 @@ from resolver.search.confidence import Confidence, assess, capped, scored, with_
 from resolver.search.contested import Contest, contests
 from resolver.search.history import HistoryRead, cues_of, read_history
 from resolver.search.hops import latest_hops
-from resolver.search.path_search import search, select
+from resolver.search.path_search import search
 from resolver.text.relations import inventory
 
 
@@ -96,7 +96,8 @@ def resolve_question(question: Question, store, compiled: list[tuple[str, Compil
     plans = [(set_id, plan) for set_id, comp in compiled for plan in comp.plans]
     set_ids = tuple(s for s, _ in compiled)
     reading, candidates = search(question.text, store, plans)
-    winner = select(candidates)
+    # `select(candidates)`: the search gives them sorted by the same key, best first
+    winner = candidates[0] if candidates else None
     if winner is None:
         reasons = [f"{s}: {c.reason}" for s, c in compiled if c.reason]
         reason = "no path from any base entity" if reading.bases else \
