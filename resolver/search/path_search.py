@@ -522,9 +522,12 @@ def search(text: str, store: FactStore, plans: list[tuple[str, Plan]]
                 key = (path.base, path.relations)
                 priors = agreeing.get(key)
                 if priors is None:
-                    # (`_plans_of` holds the plans of this base only: no name to compare)
+                    # (`_plans_of` holds the plans of this base only: no name to compare;
+                    # a chain of another length never agrees)
+                    relations = path.relations
                     priors = agreeing[key] = [t for p in _plans_of(path.base)
-                                              for t in _agreement(p, path.relations)]
+                                              if len(p.chain) == len(relations)
+                                              for t in _agreement(p, relations)]
                 if priors:
                     top = max(priors, key=lambda t: t[1])
                     total += top[1]
