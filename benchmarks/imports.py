@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import shutil
 import statistics
@@ -30,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from timing import ROOT, factres, private_env, synthetic_rows
+from timing import ROOT, factres, instructions, private_env, synthetic_rows
 
 _RUN = ("import sys; from oracle.cli import main; sys.argv = ['factres'] + sys.argv[1:]; "
         "main()")
@@ -47,17 +46,6 @@ def top_imports(env: dict, args: list[str]) -> list[str]:
         return [n.strip() for n in names if not n.startswith("  ")]
     bare = set(tops("pass", []))
     return [m for m in tops(_RUN, args) if m not in bare]
-
-
-def instructions(command: list[str], env: dict, cwd: Path) -> int:
-    """Machine instructions of a process (valgrind's cachegrind, its `I refs`)."""
-    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
-                           "--cachegrind-out-file=/dev/null", *command], env=env, cwd=cwd,
-                          capture_output=True, text=True)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
-    if done.returncode or not found:
-        raise SystemExit(f"valgrind failed:\n{done.stderr}")
-    return int(found[1].replace(",", ""))
 
 
 def main() -> int:

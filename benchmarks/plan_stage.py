@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -28,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from timing import ROOT, private_env, synthetic_rows
+from timing import ROOT, instructions, private_env, synthetic_rows
 
 SETS = ("live:rules", "live:lexicon")
 
@@ -47,17 +46,6 @@ def child(rows: list[str], stage: bool = True) -> dict:
         load_plan_sets(dataset, SETS)
     done = time.perf_counter()
     return {"store tables": tables - began, "plan stage": done - tables}
-
-
-def instructions(command: list[str], env: dict, cwd: Path) -> int:
-    """Machine instructions of a process (valgrind's cachegrind, its `I refs`)."""
-    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
-                           "--cachegrind-out-file=/dev/null", *command], env=env, cwd=cwd,
-                          capture_output=True, text=True)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
-    if done.returncode or not found:
-        raise SystemExit(f"valgrind failed:\n{done.stderr}")
-    return int(found[1].replace(",", ""))
 
 
 def main() -> int:

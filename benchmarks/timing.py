@@ -6,6 +6,7 @@ puts benchmarks/ on the path of a script that lives there)."""
 from __future__ import annotations
 
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -128,3 +129,14 @@ def percentile(values: list[float], q: float) -> float:
     low = int(at)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
+
+
+def instructions(command: list[str], env: dict, cwd: Path) -> int:
+    """Machine instructions of a process (valgrind's cachegrind, its `I refs`)."""
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", *command], env=env, cwd=cwd,
+                          capture_output=True, text=True)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode or not found:
+        raise SystemExit(f"valgrind failed:\n{done.stderr}")
+    return int(found[1].replace(",", ""))

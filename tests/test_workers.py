@@ -34,8 +34,9 @@ def test_run_files_are_the_same_whatever_the_workers(tmp_path, mode):
         spread = execute(config, results=tmp_path, run_id=f"j{jobs}", jobs=jobs)
         for name in SAME:
             assert (spread.path / name).read_bytes() == (alone.path / name).read_bytes(), name
-        metrics = [orjson.loads((run.path / "metrics.json").read_bytes()) for run in (spread, alone)]
-        assert [{**m, "run_id": None} for m in metrics][0] == {**metrics[1], "run_id": None}
+        mine, theirs = (orjson.loads((run.path / "metrics.json").read_bytes())
+                        for run in (spread, alone))
+        assert {**mine, "run_id": None} == {**theirs, "run_id": None}
         assert spread.meta["plan_sets"] == alone.meta["plan_sets"]
         assert spread.meta["config_sha256"] == alone.meta["config_sha256"]
 

@@ -45,8 +45,8 @@ from resolver.run.identity import (
 )
 from resolver.run.protocol import LIVE_PREFIX, admit, live_set_name, off_split_sources
 from resolver.run.run_folder import RUN_ID, check_run_id, write_run
-from resolver.search.confidence import ABSTAINED, abstention, below, rank
 from resolver.run.workers import check_jobs, jobs_for, spread
+from resolver.search.confidence import ABSTAINED, abstention, below, rank
 from resolver.search.resolve import (
     NOT_IN_SET,
     Prediction,
