@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from plan_stage import SETS, instructions
-from timing import ROOT, private_env, synthetic_rows
+from plan_stage import SETS
+from timing import ROOT, instructions, private_env, synthetic_rows
 
 
 def child(rows: list[str], stage: bool = True) -> dict:
