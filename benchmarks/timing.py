@@ -5,6 +5,8 @@ Not a benchmark itself; commands.py and resolve.py import it (run them from anyw
 puts benchmarks/ on the path of a script that lives there)."""
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import re
 import resource
@@ -12,6 +14,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,3 +143,73 @@ def instructions(command: list[str], env: dict, cwd: Path) -> int:
     if done.returncode or not found:
         raise SystemExit(f"valgrind failed:\n{done.stderr}")
     return int(found[1].replace(",", ""))
+
+
+def stage_rounds(script: str, rounds: int, before: Path | None, count_instructions: bool
+                 ) -> tuple[dict[str, list[dict]], dict[str, tuple[int, int]]]:
+    """What a stage script (`plan_stage.py`, `search_stage.py`) measures: fresh processes of
+    `script --child ROWS` over the synthetic rows, for this checkout and `before` (a checkout of
+    the code before a change, first on PYTHONPATH), `rounds` each in alternating order after
+    one untimed process per tree (the parse cache and the bytecode); each prints its figures as
+    JSON on its last line. With `count_instructions`: per tree, valgrind's instruction counts
+    of `--child` and of `--child-no-stage` (the same process without the stage)."""
+    trees = {"this checkout": ROOT}
+    if before:
+        trees = {f"before ({before})": before.resolve(), **trees}
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        rows = [str(p) for p in synthetic_rows(scratch / "rows")]
+        base_env = private_env(scratch / "cache")
+
+        def env_of(tree: Path) -> dict:
+            return dict(base_env, PYTHONPATH=os.pathsep.join(
+                [str(tree), str(ROOT / "benchmarks"), base_env.get("PYTHONPATH", "")]))
+
+        def once(tree: Path) -> dict:
+            done = subprocess.run([sys.executable, script, "--child", *rows],
+                                  env=env_of(tree), capture_output=True, text=True, cwd=scratch)
+            if done.returncode:
+                raise SystemExit(f"the child of {tree} failed:\n{done.stderr}")
+            return json.loads(done.stdout.strip().splitlines()[-1])
+
+        for tree in trees.values():
+            once(tree)
+        found: dict[str, list[dict]] = {name: [] for name in trees}
+        names = list(trees)
+        for round_ in range(rounds):
+            for name in (names if round_ % 2 == 0 else names[::-1]):
+                found[name].append(once(trees[name]))
+        counted = {}
+        if count_instructions:
+            for name, tree in trees.items():
+                counted[name] = tuple(instructions([sys.executable, script, flag, *rows],
+                                                   env_of(tree), scratch)
+                                      for flag in ("--child", "--child-no-stage"))
+    return found, counted
+
+
+def stage_arguments(doc: str) -> argparse.Namespace:
+    """The command line of a stage script (`stage_rounds`): --rounds, --before,
+    --instructions, and the children's own flags."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--before", type=Path, help="a checkout of the code before a change")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count the stage's machine instructions with valgrind as well")
+    ap.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    ap.add_argument("--child-no-stage", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    return ap.parse_args()
+
+
+def print_instructions(counted: dict[str, tuple[int, int]], stage: str) -> None:
+    """`stage_rounds`' instruction counts: per tree, the stage's own (with it less without)."""
+    if not counted:
+        return
+    print(f"\nmachine instructions of the {stage} (valgrind cachegrind: a process with the "
+          f"{stage} less one without)")
+    stages = {name: with_ - without for name, (with_, without) in counted.items()}
+    for name, count in stages.items():
+        print(f"| {name:<40} | {count / 1e6:,.1f} M |")
+    if len(stages) == 2:
+        before, after = stages.values()
+        print(f"{stage}, instructions: {after / before:.2f}x the code before")

@@ -283,7 +283,6 @@ def restated(words: tuple[str, ...]) -> frozenset[str]:
     return _NONE if found is None else found
 
 
-@lru_cache(maxsize=1 << 16)      # the search asks it of every cue span of every path
 def restates(words: tuple[str, ...], relation: str) -> bool:
     """Whether question words say nothing but `relation` again (see `restated`)."""
     return relation in restated(words)
