@@ -92,7 +92,7 @@ def _typed(base: str, ordered: list[CueSpan], spans: list[CueSpan], answer_type:
     for span in ordered:
         alts = {}
         for other in cued:
-            if other.start < span.end and span.start < other.end:      # other.overlaps(span)
+            if other.overlaps(span):
                 alts[other.relation] = max(alts.get(other.relation, 0.0), other.weight)
         options.append(sorted(alts.items(), key=lambda rw: (-rw[1], rw[0])))
     # The first hop is checked against what the base entity has in the store, not its type.

@@ -35,18 +35,13 @@ def _stage_files(*parts: str) -> tuple[str, ...]:
                 dirs[:] = [d for d in dirs if d != "__pycache__"]
                 rel = Path(folder).relative_to(PACKAGE).as_posix()
                 prefix = "" if rel == "." else rel + "/"
-                out += [prefix + name for name in files if _suffix(name) in _SOURCE_SUFFIXES
+                out += [prefix + name for name in files
+                        if os.path.splitext(name)[1] in _SOURCE_SUFFIXES
                         and os.path.isfile(os.path.join(folder, name))]
     return tuple(sorted(set(out)))
 
 
 _SOURCE_SUFFIXES = (".py", ".txt", ".json", ".md")
-
-
-def _suffix(name: str) -> str:
-    """`Path(name).suffix`."""
-    at = name.rfind(".")
-    return name[at:] if 0 < at < len(name) - 1 else ""
 
 
 # What makes the live plans: the reading of questions over the store, the compilers, and the
@@ -99,7 +94,7 @@ def package_files() -> dict[str, str]:
 def package_versions() -> dict[str, str | None]:
     """Python's version and each VERSIONED distribution's (None for one not installed)."""
     # lazily: importlib.metadata loads the email package (about 20 ms); a run with workers
-    # loads it while they search (runs._ahead)
+    # loads it while they search (`load_ahead` in runs.execute)
     from importlib import metadata
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in VERSIONED:

@@ -193,19 +193,13 @@ def resolve_dataset(dataset: Dataset, plan_sets: list[PlanSet],
     `mode` is "search" (the relaxed scored search) or "plain" (plain mode: the plans executed in order, the latest version at every hop)."""
     out = []
     for question in dataset.questions:
-        out.append(resolve_in(dataset, question, plan_sets, mode))
+        compiled = [(ps.set_id, ps.plans.get(question.qid, Compiled((), NOT_IN_SET)))
+                    for ps in plan_sets]
+        out.append(resolve_compiled(question, dataset.haystack_of(question).store, compiled,
+                                    mode))
         if progress:
             progress(1)
     return out
-
-
-def resolve_in(dataset: Dataset, question: Question, plan_sets: list[PlanSet],
-               mode: str = "search") -> Prediction:
-    """One question of `dataset` resolved as `resolve_dataset` resolves it: over its own
-    context's store, with its plans of every set."""
-    compiled = [(ps.set_id, ps.plans.get(question.qid, Compiled((), NOT_IN_SET)))
-                for ps in plan_sets]
-    return resolve_compiled(question, dataset.haystack_of(question).store, compiled, mode)
 
 
 def resolve_compiled(question: Question, store, compiled: list[tuple[str, Compiled]],
